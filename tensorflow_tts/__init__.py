@@ -1,0 +1,9 @@
+"""tensorflow_tts: train and serve neural text-to-speech with TensorFlow 2 and Keras 2."""
+
+import os
+
+# tf.keras must resolve to Keras 2 (tf-keras) for us and for user code; this has to
+# happen before anything imports tensorflow's keras, so it comes first.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+__version__ = "2.0.0.dev0"
