@@ -1,0 +1,106 @@
+"""Pseudo-QMF filter bank: split audio into subbands and merge them back (Multi-band MelGAN).
+
+The prototype is a Kaiser-windowed low-pass filter; each subband filter is that
+prototype, cosine-modulated to its band (Nguyen, 1994). Analysis filters then keeps
+every ``subbands``-th sample; synthesis inserts zeros and filters again.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+
+def design_prototype_filter(taps=62, cutoff_ratio=0.142, beta=9.0):
+    """The low-pass prototype ``h`` of ``taps + 1`` coefficients (float64).
+
+    Args:
+        taps: filter order; must be even so the filter has a centre tap.
+        cutoff_ratio: cutoff frequency as a fraction of Nyquist, in (0, 1).
+        beta: Kaiser window shape parameter.
+    """
+    if taps % 2 != 0:
+        raise ValueError(f"taps must be even, got {taps}")
+    if not 0.0 < cutoff_ratio < 1.0:
+        raise ValueError(f"cutoff_ratio must lie in (0, 1), got {cutoff_ratio}")
+    offsets = np.arange(taps + 1) - 0.5 * taps
+    omega_c = np.pi * cutoff_ratio
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ideal = np.sin(omega_c * offsets) / (np.pi * offsets)
+    ideal[taps // 2] = cutoff_ratio  # the limit of sin(w n) / (pi n) at n = 0
+    return ideal * np.kaiser(taps + 1, beta)
+
+
+def pqmf_filters(subbands=4, taps=62, cutoff_ratio=0.142, beta=9.0):
+    """Analysis and synthesis filters, each float64 ``(subbands, taps + 1)``."""
+    prototype = design_prototype_filter(taps, cutoff_ratio, beta)
+    offsets = np.arange(taps + 1) - taps / 2
+    analysis = np.zeros((subbands, taps + 1))
+    synthesis = np.zeros((subbands, taps + 1))
+    for k in range(subbands):
+        phase = (2 * k + 1) * (np.pi / (2 * subbands)) * offsets
+        shift = (-1) ** k * np.pi / 4
+        analysis[k] = 2 * prototype * np.cos(phase + shift)
+        synthesis[k] = 2 * prototype * np.cos(phase - shift)
+    return analysis, synthesis
+
+
+class TFPQMF(tf.keras.layers.Layer):
+    """PQMF analysis (``(B, T, 1) -> (B, T / subbands, subbands)``) and synthesis (the inverse).
+
+    The filters follow from the four hyper-parameters; the layer has no weights.
+    TensorFlowTTS 1.8 built it as ``TFPQMF(config)``; passing a config object (anything
+    with ``subbands``, ``taps``, ``cutoff_ratio`` and ``beta``) as ``config=`` still works.
+    """
+
+    def __init__(self, subbands=4, taps=62, cutoff_ratio=0.142, beta=9.0, config=None, **kwargs):
+        if config is None and hasattr(subbands, "subbands"):
+            config = subbands  # old positional call TFPQMF(config)
+        if config is not None:
+            subbands, taps = config.subbands, config.taps
+            cutoff_ratio, beta = config.cutoff_ratio, config.beta
+        kwargs.setdefault("name", "pqmf")
+        super().__init__(**kwargs)
+        self.subbands = int(subbands)
+        self.taps = int(taps)
+        self.cutoff_ratio = float(cutoff_ratio)
+        self.beta = float(beta)
+
+        analysis, synthesis = pqmf_filters(self.subbands, self.taps, self.cutoff_ratio, self.beta)
+        # Conv1D layout (width, in, out): analysis maps 1 -> subbands, synthesis subbands -> 1.
+        self.analysis_filter = tf.constant(analysis.T[:, np.newaxis, :], dtype=tf.float32)
+        self.synthesis_filter = tf.constant(synthesis.T[:, :, np.newaxis], dtype=tf.float32)
+
+    def _pad(self, x):
+        half = self.taps // 2
+        return tf.pad(x, [[0, 0], [half, half], [0, 0]])
+
+    def analysis(self, x):
+        """Args: x ``(B, T, 1)``, T a multiple of ``subbands``. Returns ``(B, T / subbands, subbands)``."""
+        analysis_filter = tf.cast(self.analysis_filter, x.dtype)  # float16 under mixed precision
+        filtered = tf.nn.conv1d(self._pad(x), analysis_filter, stride=1, padding="VALID")
+        return filtered[:, :: self.subbands, :]
+
+    def synthesis(self, x):
+        """Args: x ``(B, T', subbands)``. Returns ``(B, T' * subbands, 1)``."""
+        shape = tf.shape(x)
+        # Zero insertion: sample n of band k goes to time n * subbands, scaled by subbands
+        # to keep the energy (each band is then interpolated by its synthesis filter).
+        expanded = tf.concat(
+            [x[:, :, tf.newaxis, :] * self.subbands, tf.zeros([shape[0], shape[1], self.subbands - 1, self.subbands], x.dtype)],
+            axis=2,
+        )
+        upsampled = tf.reshape(expanded, [shape[0], shape[1] * self.subbands, self.subbands])
+        synthesis_filter = tf.cast(self.synthesis_filter, x.dtype)
+        return tf.nn.conv1d(self._pad(upsampled), synthesis_filter, stride=1, padding="VALID")
+
+    def call(self, x):
+        """Analysis. Args: x ``(B, T, 1)``. Returns ``(B, T / subbands, subbands)``."""
+        return self.analysis(x)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "subbands": self.subbands,
+            "taps": self.taps,
+            "cutoff_ratio": self.cutoff_ratio,
+            "beta": self.beta,
+        }

@@ -1,0 +1,224 @@
+"""Residual blocks of the GAN vocoders: MelGAN's residual stack and HiFi-GAN's MRF.
+
+Also the two tiny helpers every vocoder uses: reflection padding along time and an
+activation layer named in a config.
+"""
+
+import tensorflow as tf
+
+from tensorflow_tts.layers.weight_norm import conv1d
+
+
+def seeded_initializer(seed, offset=0):
+    """Glorot-normal kernel initializer; ``seed + offset`` keeps same-shaped layers distinct."""
+    return tf.keras.initializers.GlorotNormal(seed=None if seed is None else int(seed) + offset)
+
+
+def make_activation(name, params=None, **kwargs):
+    """``tf.keras.layers.<name>(**params)``, e.g. ``make_activation("LeakyReLU", {"alpha": 0.2})``."""
+    layer_class = getattr(tf.keras.layers, name, None)
+    if layer_class is None:
+        raise ValueError(f"nonlinear_activation {name!r} is not a layer in tf.keras.layers (e.g. 'LeakyReLU', 'ReLU', 'ELU')")
+    return layer_class(**dict(params or {}), **kwargs)
+
+
+class TFReflectionPad1d(tf.keras.layers.Layer):
+    """Pad the time axis on both sides (reflect by default)."""
+
+    def __init__(self, padding_size, padding_type="REFLECT", **kwargs):
+        super().__init__(**kwargs)
+        self.padding_size = int(padding_size)
+        self.padding_type = padding_type
+
+    def call(self, x):
+        """Args: x ``(B, T, C)``. Returns ``(B, T + 2 * padding_size, C)``."""
+        if self.padding_size == 0:
+            return x
+        padding = [[0, 0], [self.padding_size, self.padding_size], [0, 0]]
+        return tf.pad(x, padding, mode=self.padding_type)
+
+    def get_config(self):
+        return {**super().get_config(), "padding_size": self.padding_size, "padding_type": self.padding_type}
+
+
+class TFResidualStack(tf.keras.layers.Layer):
+    """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
+
+    Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        filters,
+        dilation_rate,
+        use_bias=True,
+        nonlinear_activation="LeakyReLU",
+        nonlinear_activation_params=None,
+        padding_type="REFLECT",
+        is_weight_norm=False,
+        initializer_seed=42,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.kernel_size = kernel_size
+        self.filters = filters
+        self.dilation_rate = dilation_rate
+        self.use_bias = use_bias
+        self.nonlinear_activation = nonlinear_activation
+        self.nonlinear_activation_params = dict(nonlinear_activation_params or {"alpha": 0.2})
+        self.padding_type = padding_type
+        self.is_weight_norm = is_weight_norm
+        self.initializer_seed = initializer_seed
+
+        self.activation = make_activation(nonlinear_activation, self.nonlinear_activation_params)
+        self.pad = TFReflectionPad1d((kernel_size - 1) // 2 * dilation_rate, padding_type=padding_type)
+        common = dict(use_bias=use_bias, weight_norm=is_weight_norm)
+        self.dilated_conv = conv1d(
+            filters, kernel_size, dilation_rate=dilation_rate, name="dilated_conv",
+            kernel_initializer=seeded_initializer(initializer_seed, 0), **common,
+        )
+        self.pointwise_conv = conv1d(
+            filters, 1, name="pointwise_conv", kernel_initializer=seeded_initializer(initializer_seed, 1), **common
+        )
+        self.shortcut = conv1d(
+            filters, 1, name="shortcut", kernel_initializer=seeded_initializer(initializer_seed, 2), **common
+        )
+
+    def call(self, x):
+        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        y = self.dilated_conv(self.pad(self.activation(x)))
+        y = self.pointwise_conv(self.activation(y))
+        return self.shortcut(x) + y
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "kernel_size": self.kernel_size,
+            "filters": self.filters,
+            "dilation_rate": self.dilation_rate,
+            "use_bias": self.use_bias,
+            "nonlinear_activation": self.nonlinear_activation,
+            "nonlinear_activation_params": self.nonlinear_activation_params,
+            "padding_type": self.padding_type,
+            "is_weight_norm": self.is_weight_norm,
+            "initializer_seed": self.initializer_seed,
+        }
+
+
+class TFHifiResBlock(tf.keras.layers.Layer):
+    """HiFi-GAN residual block (type 1): for each dilation d,
+    ``x = x + conv(pad(act(conv_d(pad(act(x))))))``.
+
+    Weights: ``dilated_conv_._i`` (dilation ``dilation_rate[i]``) and ``conv_._i``
+    (dilation 1), all (K, C, C). TensorFlowTTS 1.8 never weight-normalised these convs,
+    even with ``is_weight_norm``; we keep that so its checkpoints load (hence no
+    ``is_weight_norm`` argument here).
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        filters,
+        dilation_rate,
+        use_bias=True,
+        nonlinear_activation="LeakyReLU",
+        nonlinear_activation_params=None,
+        padding_type="REFLECT",
+        initializer_seed=42,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.kernel_size = kernel_size
+        self.filters = filters
+        self.dilation_rate = list(dilation_rate)
+        self.use_bias = use_bias
+        self.nonlinear_activation = nonlinear_activation
+        self.nonlinear_activation_params = dict(nonlinear_activation_params or {"alpha": 0.2})
+        self.padding_type = padding_type
+        self.initializer_seed = initializer_seed
+
+        self.activation = make_activation(nonlinear_activation, self.nonlinear_activation_params)
+        self.dilated_pads, self.dilated_convs, self.pads, self.convs = [], [], [], []
+        for i, dilation in enumerate(self.dilation_rate):
+            self.dilated_pads.append(TFReflectionPad1d((kernel_size - 1) // 2 * dilation, padding_type=padding_type))
+            self.dilated_convs.append(
+                tf.keras.layers.Conv1D(
+                    filters, kernel_size, dilation_rate=dilation, use_bias=use_bias,
+                    kernel_initializer=seeded_initializer(initializer_seed, 2 * i), name=f"dilated_conv_._{i}",
+                )
+            )
+            self.pads.append(TFReflectionPad1d((kernel_size - 1) // 2, padding_type=padding_type))
+            self.convs.append(
+                tf.keras.layers.Conv1D(
+                    filters, kernel_size, use_bias=use_bias,
+                    kernel_initializer=seeded_initializer(initializer_seed, 2 * i + 1), name=f"conv_._{i}",
+                )
+            )
+
+    def call(self, x):
+        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        for dilated_pad, dilated_conv, pad, conv in zip(self.dilated_pads, self.dilated_convs, self.pads, self.convs):
+            y = dilated_conv(dilated_pad(self.activation(x)))
+            y = conv(pad(self.activation(y)))
+            x = x + y
+        return x
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "kernel_size": self.kernel_size,
+            "filters": self.filters,
+            "dilation_rate": self.dilation_rate,
+            "use_bias": self.use_bias,
+            "nonlinear_activation": self.nonlinear_activation,
+            "nonlinear_activation_params": self.nonlinear_activation_params,
+            "padding_type": self.padding_type,
+            "initializer_seed": self.initializer_seed,
+        }
+
+
+class TFMultiHifiResBlock(tf.keras.layers.Layer):
+    """HiFi-GAN multi-receptive-field fusion: the mean of several TFHifiResBlocks.
+
+    ``kernel_sizes[j]`` and ``dilation_rates[j]`` configure block ``hifigan_resblock_._j``.
+    """
+
+    def __init__(self, kernel_sizes, dilation_rates, filters, initializer_seed=42, **block_kwargs):
+        name = block_kwargs.pop("name", None)
+        super().__init__(name=name)
+        self.kernel_sizes = list(kernel_sizes)
+        self.dilation_rates = [list(d) for d in dilation_rates]
+        self.filters = filters
+        self.initializer_seed = initializer_seed
+        self.block_kwargs = block_kwargs
+        if len(self.kernel_sizes) != len(self.dilation_rates):
+            raise ValueError(
+                f"one dilation list per kernel size expected: got {len(self.kernel_sizes)} kernel sizes "
+                f"and {len(self.dilation_rates)} dilation lists"
+            )
+        self.resblocks = [
+            TFHifiResBlock(
+                kernel_size, filters, dilations,
+                initializer_seed=None if initializer_seed is None else initializer_seed + 100 * j,
+                name=f"hifigan_resblock_._{j}", **block_kwargs,
+            )
+            for j, (kernel_size, dilations) in enumerate(zip(self.kernel_sizes, self.dilation_rates))
+        ]
+
+    def call(self, x):
+        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        total = self.resblocks[0](x)
+        for resblock in self.resblocks[1:]:
+            total += resblock(x)
+        return total / len(self.resblocks)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "kernel_sizes": self.kernel_sizes,
+            "dilation_rates": self.dilation_rates,
+            "filters": self.filters,
+            "initializer_seed": self.initializer_seed,
+            **self.block_kwargs,
+        }
