@@ -1,0 +1,68 @@
+"""tensorflow-tts-compute-statistics: mel, F0 and energy statistics of one dump split.
+
+    tensorflow-tts-compute-statistics --rootdir ./dump_ljspeech/train --outdir ./dump_ljspeech \
+        --config preprocess/ljspeech_preprocess.yaml
+"""
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tensorflow_tts.bin.preprocess import setup_logging
+from tensorflow_tts.configs import ConfigError, PreprocessConfig
+from tensorflow_tts.utils.dump import compute_statistics, save_statistics
+
+logger = logging.getLogger("tensorflow_tts.compute_statistics")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="tensorflow-tts-compute-statistics",
+        description="Write stats.npy (mel mean/std per bin), stats_f0.npy and stats_energy.npy "
+        "(mean/std over non-zero frames) for the features in one split folder.",
+    )
+    parser.add_argument("--rootdir", required=True, type=Path, help="the split folder, normally DUMP/train")
+    parser.add_argument("--outdir", required=True, type=Path, help="where the stats files go, normally DUMP")
+    parser.add_argument("--config", required=True, type=Path, help="preprocess/<dataset>_preprocess.yaml")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    setup_logging(args.verbose)
+    try:
+        config = PreprocessConfig.from_yaml(args.config)
+    except ConfigError as error:
+        logger.error("invalid config: %s", error)
+        return 2
+    try:
+        mel_stats, f0_stats, energy_stats = compute_statistics(args.rootdir)
+    except (FileNotFoundError, ValueError) as error:
+        logger.error("%s", error)
+        return 1
+    if mel_stats.shape[1] != config.num_mels:
+        logger.error(
+            "%s: the mel features have %d bins but the config says num_mels=%d",
+            args.rootdir,
+            mel_stats.shape[1],
+            config.num_mels,
+        )
+        return 1
+    save_statistics(args.outdir, mel_stats, f0_stats, energy_stats)
+    logger.info(
+        "wrote statistics of %s to %s (mel mean %.3f, f0 mean %.1f Hz, energy mean %.3f)",
+        args.rootdir,
+        args.outdir,
+        float(np.mean(mel_stats[0])),
+        f0_stats[0],
+        energy_stats[0],
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

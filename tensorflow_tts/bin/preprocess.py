@@ -1,0 +1,115 @@
+"""tensorflow-tts-preprocess: turn a corpus into the dump layout (docs/dump_layout.md).
+
+    tensorflow-tts-preprocess --rootdir ./LJSpeech-1.1 --outdir ./dump_ljspeech \
+        --config preprocess/ljspeech_preprocess.yaml --dataset ljspeech
+"""
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from tensorflow_tts.configs import ConfigError, PreprocessConfig
+from tensorflow_tts.utils.dump import REPORT_NAME, preprocess_corpus
+
+logger = logging.getLogger("tensorflow_tts.preprocess")
+
+
+def _test_size(text):
+    value = float(text)
+    if value < 0 or (value >= 1 and not value.is_integer()):
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1) or a whole number of utterances, got {text}")
+    return value
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="tensorflow-tts-preprocess",
+        description="Extract token ids, log-mel, F0 and energy from a corpus into a dump folder, "
+        "split it into train/valid, and compute and apply the normalisation statistics.",
+    )
+    parser.add_argument("--rootdir", required=True, type=Path, help="the corpus folder (e.g. LJSpeech-1.1)")
+    parser.add_argument("--outdir", required=True, type=Path, help="the dump folder to write")
+    parser.add_argument("--config", required=True, type=Path, help="preprocess/<dataset>_preprocess.yaml")
+    parser.add_argument("--dataset", required=True, help="corpus name: ljspeech, baker, libritts, ...")
+    parser.add_argument("--n_cpus", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--test_size", type=_test_size, default=0.05, help="fraction (or number) of utterances for valid"
+    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of the train/valid split")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    return parser.parse_args(argv)
+
+
+def setup_logging(verbose):
+    """Log to stderr at the level `--verbose` asks for (the package's level, even if logging is set up)."""
+    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("tensorflow_tts").setLevel(level)
+
+
+def build_processor(dataset, rootdir):
+    """The processor registered for `dataset`, reading the corpus in `rootdir`."""
+    from tensorflow_tts.processor import PROCESSORS
+
+    if dataset.lower() not in PROCESSORS:
+        known = sorted({cls.dataset_name for cls in PROCESSORS.values()})
+        raise ValueError(f"--dataset {dataset!r} is unknown; choose one of {', '.join(known)}")
+    return PROCESSORS[dataset.lower()](data_dir=str(rootdir))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    setup_logging(args.verbose)
+    from tensorflow_tts.processor.base_processor import DataProcessorError
+
+    try:
+        config = PreprocessConfig.from_yaml(args.config)
+    except ConfigError as error:
+        logger.error("invalid config: %s", error)
+        return 2
+    if args.n_cpus is not None and args.n_cpus < 1:
+        logger.error("--n_cpus: expected a number >= 1, got %d", args.n_cpus)
+        return 2
+    if not args.rootdir.is_dir():
+        logger.error("--rootdir %s: no such folder", args.rootdir)
+        return 2
+    try:
+        processor = build_processor(args.dataset, args.rootdir)
+    except ValueError as error:
+        logger.error("%s", error)
+        return 2
+    except (DataProcessorError, OSError) as error:
+        logger.error("cannot read the %s corpus in %s: %s", args.dataset, args.rootdir, error)
+        return 1
+
+    report = preprocess_corpus(
+        processor,
+        config,
+        args.outdir,
+        n_cpus=args.n_cpus,
+        test_size=args.test_size,
+        seed=args.seed,
+        dataset=args.dataset,
+    )
+    report_path = args.outdir / REPORT_NAME
+    if report["n_ok"] == 0:
+        logger.error(
+            "no utterance could be preprocessed (%d skipped); reasons are in %s", len(report["skipped"]), report_path
+        )
+        return 1
+    logger.info(
+        "%d utterances (%.1f s of audio) -> %d train, %d valid; %d skipped, %d converted; report: %s",
+        report["n_ok"],
+        report["seconds_ok"],
+        report["n_train"],
+        report["n_valid"],
+        len(report["skipped"]),
+        len(report["converted"]),
+        report_path,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
