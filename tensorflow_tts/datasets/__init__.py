@@ -1,1 +1,31 @@
-"""datasets."""
+"""tf.data pipelines over the dump (docs/dump_layout.md): examples, length buckets, frame budgets."""
+
+from tensorflow_tts.datasets.acoustic_dataset import AcousticDataset, CharactorDurationF0EnergyMelDataset
+from tensorflow_tts.datasets.audio_mel_dataset import AudioMelDataset
+from tensorflow_tts.datasets.batching import (
+    bucketed_batches,
+    frame_budget_batch_sizes,
+    frame_budget_batches,
+    padded_batches,
+    padding_ratio,
+    with_padding_ratio,
+)
+from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature, read_utt_ids
+from tensorflow_tts.datasets.synthetic import write_synthetic_dump
+
+__all__ = [
+    "AcousticDataset",
+    "AudioMelDataset",
+    "CharactorDurationF0EnergyMelDataset",
+    "DumpDataset",
+    "DumpError",
+    "DumpFeature",
+    "bucketed_batches",
+    "frame_budget_batch_sizes",
+    "frame_budget_batches",
+    "padded_batches",
+    "padding_ratio",
+    "read_utt_ids",
+    "with_padding_ratio",
+    "write_synthetic_dump",
+]

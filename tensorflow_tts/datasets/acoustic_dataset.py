@@ -1,0 +1,155 @@
+"""AcousticDataset: text ids, speaker, mel and optional durations, F0, energy from a dump.
+
+For acoustic models (Tacotron 2, FastSpeech, FastSpeech 2).
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature
+from tensorflow_tts.datasets.npy_io import read_npy_header
+
+
+class AcousticDataset(DumpDataset):
+    """Examples for acoustic models, one per utterance of a dump split.
+
+    An example is a dict:
+        utt_ids: tf.string scalar
+        input_ids: int32 `(T_text,)`
+        speaker_ids: int32 scalar
+        mel_gts: float32 `(T_mel, num_mels)`, norm-feats with `use_norm`, else raw-feats
+        mel_lengths, input_lengths: int32 scalars
+        duration_gts: int32 `(T_text,)`     when durations are read
+        f0_gts, energy_gts: float32 `(T_mel,)`  when F0 and energy are read
+    Batches pad ids, durations, F0 and energy with 0 and mels with `mel_pad_value`.
+
+    Args:
+        dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache:
+            see `DumpDataset`.
+        use_norm: read `norm-feats` (True) or `raw-feats` (False).
+        with_durations: read `durations`; None reads them when the split has them.
+        with_f0_energy: read `raw-f0` and `raw-energies`; None reads them when present.
+        num_mels: mel channels; None takes them from the first mel file.
+        mel_pad_value: pad value of `mel_gts` in batches.
+        normalize_f0_energy: standardise non-zero F0 and energy frames with the dump's
+            `stats_f0.npy` and `stats_energy.npy`; zeros (unvoiced, silent) stay 0.
+    """
+
+    frames_key = "mel_gts"
+
+    def __init__(
+        self,
+        dump_dir,
+        split="train",
+        *,
+        use_norm=True,
+        with_durations=None,
+        with_f0_energy=None,
+        num_mels=None,
+        mel_pad_value=0.0,
+        normalize_f0_energy=False,
+        utt_ids=None,
+        mel_length_threshold=0,
+        max_mel_length=None,
+        allow_cache=False,
+    ):
+        self.use_norm = use_norm
+        self.mel_pad_value = mel_pad_value
+        self._mel_folder = "norm-feats" if use_norm else "raw-feats"
+        self._num_mels = num_mels
+        self._with_durations = with_durations
+        self._with_f0_energy = with_f0_energy
+        self.normalize_f0_energy = normalize_f0_energy
+        super().__init__(
+            dump_dir,
+            split,
+            utt_ids=utt_ids,
+            mel_length_threshold=mel_length_threshold,
+            max_mel_length=max_mel_length,
+            allow_cache=allow_cache,
+        )
+        self.f0_stats = self.energy_stats = None
+        if normalize_f0_energy and self.with_f0_energy:
+            self.f0_stats = self._read_stats("stats_f0.npy")
+            self.energy_stats = self._read_stats("stats_energy.npy")
+
+    def _read_stats(self, name):
+        path = self.dump_dir / name
+        if not path.is_file():
+            raise DumpError(f"{path}: missing; rerun tensorflow-tts-preprocess or pass normalize_f0_energy=False")
+        stats = np.load(path).astype(np.float32).reshape(-1)
+        if stats.shape != (2,):
+            raise DumpError(f"{path}: expected [mean, std], got {stats.size} values")
+        return stats
+
+    @property
+    def num_mels(self):
+        return self.features[0].inner_shape[0]
+
+    @property
+    def with_durations(self):
+        return any(feature.key == "duration_gts" for feature in self.features)
+
+    @property
+    def with_f0_energy(self):
+        return any(feature.key == "f0_gts" for feature in self.features)
+
+    def _features(self):
+        mel_suffix = f"-{self._mel_folder}.npy"
+        num_mels = self._num_mels
+        if num_mels is None:
+            num_mels = self._first_mel_channels(mel_suffix)
+        features = [
+            DumpFeature("mel_gts", self._mel_folder, mel_suffix, "float32", (num_mels,)),
+            DumpFeature("input_ids", "ids", "-ids.npy", "int32"),
+            DumpFeature("speaker_ids", "speaker-ids", "-speaker-ids.npy", "int32", scalar=True),
+        ]
+        with_durations = self._with_durations
+        if with_durations is None:
+            with_durations = self._folder_has_files("durations")
+        if with_durations:
+            features.append(DumpFeature("duration_gts", "durations", "-durations.npy", "int32"))
+        with_f0_energy = self._with_f0_energy
+        if with_f0_energy is None:
+            with_f0_energy = self._folder_has_files("raw-f0") and self._folder_has_files("raw-energies")
+        if with_f0_energy:
+            features.append(DumpFeature("f0_gts", "raw-f0", "-raw-f0.npy", "float32"))
+            features.append(DumpFeature("energy_gts", "raw-energies", "-raw-energy.npy", "float32"))
+        return features
+
+    def _first_mel_channels(self, mel_suffix):
+        folder = self.split_dir / self._mel_folder
+        first = next(iter(sorted(folder.glob(f"*{mel_suffix}"))), None) if folder.is_dir() else None
+        if first is None:
+            fix = "run tensorflow-tts-normalize or pass use_norm=False" if self.use_norm else "rerun preprocessing"
+            raise DumpError(f"{folder}: no {mel_suffix} files; {fix}")
+        shape, _ = read_npy_header(first)
+        if len(shape) != 2:
+            raise DumpError(f"{first}: expected shape (frames, num_mels), got {shape}")
+        return int(shape[1])
+
+    def _missing_hint(self, feature):
+        if feature.key == "mel_gts" and self.use_norm:
+            return " (or run tensorflow-tts-normalize, or pass use_norm=False)"
+        if feature.key == "duration_gts":
+            return " (or pass with_durations=False)"
+        if feature.key in ("f0_gts", "energy_gts"):
+            return " (or pass with_f0_energy=False)"
+        return ""
+
+    def _finish(self, example):
+        example["mel_lengths"] = tf.shape(example["mel_gts"], out_type=tf.int32)[0]
+        example["input_lengths"] = tf.shape(example["input_ids"], out_type=tf.int32)[0]
+        if self.f0_stats is not None:
+            for key, (mean, std) in (("f0_gts", self.f0_stats), ("energy_gts", self.energy_stats)):
+                value = example[key]
+                example[key] = tf.where(value != 0.0, (value - mean) / std, 0.0)
+        return example
+
+    @property
+    def padding_values(self):
+        return {"mel_gts": self.mel_pad_value}
+
+
+#: The old TensorFlowTTS name, kept for scripts written against it.
+CharactorDurationF0EnergyMelDataset = AcousticDataset

@@ -1,0 +1,392 @@
+"""DumpDataset: the shared base of datasets that read one split of a dump.
+
+It indexes the split once (utterance ids, files, mel lengths from the `.npy` headers),
+filters it, and builds tf.data pipelines: `examples()` for single utterances and
+`create()` for padded batches (plain, length buckets or a frame budget). Subclasses
+say which files make an example (`_features`) and what to derive from them.
+"""
+
+import dataclasses
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from tensorflow_tts.datasets import batching as batching_lib
+from tensorflow_tts.datasets.npy_io import check_npy, load_npy
+
+AUTOTUNE = tf.data.AUTOTUNE
+BATCHING_MODES = ("padded", "bucket", "frames")
+
+logger = logging.getLogger(__name__)
+
+
+class DumpError(ValueError):
+    """A dump directory that does not follow docs/dump_layout.md, or options that do not fit it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DumpFeature:
+    """One per-utterance file kind of the dump and the example key it is read into.
+
+    The file of utterance `u` is `DUMP/<split>/<folder>/<u><suffix>`; it holds an array of
+    `dtype` and shape `(N, *inner_shape)`, or a 0-D array when `scalar`.
+    """
+
+    key: str
+    folder: str
+    suffix: str
+    dtype: str
+    inner_shape: tuple = ()
+    scalar: bool = False
+
+    @property
+    def rank(self):
+        return 0 if self.scalar else 1 + len(self.inner_shape)
+
+
+def read_utt_ids(source):
+    """Utterance ids from a `.npy` array of strings, a text file (one per line) or a list."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.suffix == ".npy":
+            try:
+                return [str(utt_id) for utt_id in np.load(path, allow_pickle=False).reshape(-1)]
+            except ValueError as error:
+                raise DumpError(
+                    f"{path}: cannot read utterance ids ({error}); save them with np.save(path, np.array(ids))"
+                ) from error
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return [str(utt_id) for utt_id in source]
+
+
+class DumpDataset:
+    """Base of the dump datasets; see `AcousticDataset` and `AudioMelDataset`.
+
+    Args:
+        dump_dir: the dump root (holding `<split>/`, `<split>_utt_ids.npy`, `stats.npy`).
+        split: `train` or `valid` (any folder name under `dump_dir` works).
+        utt_ids: keep only these utterances: a `.npy` file of strings, a text file with one
+            id per line, or a list. Ids not in the split are ignored with a warning.
+        mel_length_threshold: drop utterances with `mel frames <= mel_length_threshold`.
+        max_mel_length: drop utterances with more mel frames than this (None: keep all).
+        allow_cache: keep decoded examples in memory after the first epoch.
+    """
+
+    #: example key of the mel spectrogram, the time axis of length-aware batching
+    frames_key = "mels"
+    #: example key of the number of mel frames
+    length_key = "mel_lengths"
+
+    def __init__(
+        self,
+        dump_dir,
+        split="train",
+        *,
+        utt_ids=None,
+        mel_length_threshold=0,
+        max_mel_length=None,
+        allow_cache=False,
+    ):
+        self.dump_dir = Path(dump_dir)
+        self.split = split
+        self.split_dir = self.dump_dir / split
+        self.allow_cache = allow_cache
+        if not self.split_dir.is_dir():
+            raise DumpError(
+                f"{self.split_dir}: no such split folder; run tensorflow-tts-preprocess into {self.dump_dir}"
+            )
+        self.features = self._features()
+        mel_feature = self.features[0]
+
+        all_ids = self._list_utt_ids(mel_feature)
+        chosen = all_ids
+        if utt_ids is not None:
+            wanted = read_utt_ids(utt_ids)
+            known = set(all_ids)
+            unknown = [utt_id for utt_id in wanted if utt_id not in known]
+            if unknown:
+                logger.warning(
+                    "%s: %d id(s) of the utt_ids filter are not in the split and are ignored (%s)",
+                    self.split_dir,
+                    len(unknown),
+                    ", ".join(unknown[:5]),
+                )
+            wanted = set(wanted)
+            chosen = [utt_id for utt_id in all_ids if utt_id in wanted]
+        self._check_files(chosen)
+
+        # Mel lengths come from the headers alone, so indexing reads no feature data.
+        mel_shapes = [
+            check_npy(self._path(mel_feature, utt_id), mel_feature.dtype, mel_feature.rank, mel_feature.inner_shape)
+            for utt_id in chosen
+        ]
+        lengths = np.array([shape[0] for shape in mel_shapes], dtype=np.int32)
+        keep = lengths > mel_length_threshold
+        if max_mel_length is not None:
+            keep &= lengths <= max_mel_length
+        self.utt_ids = np.array(chosen, dtype=str)[keep]
+        self.mel_lengths = lengths[keep]
+        logger.info(
+            "%s: %d utterance(s) (%d filtered out by length), %d mel frames",
+            self.split_dir,
+            len(self.utt_ids),
+            int((~keep).sum()),
+            int(self.mel_lengths.sum()),
+        )
+        if len(self.utt_ids) == 0:
+            raise DumpError(
+                f"{self.split_dir}: no utterance left after filtering ({len(all_ids)} in the split, "
+                f"{len(chosen)} after utt_ids, none with mel_length_threshold < frames <= max_mel_length); "
+                "check the filters"
+            )
+
+    # -- what subclasses provide ---------------------------------------------------------
+
+    def _features(self):
+        """The files of an example; the first is the mel spectrogram whose length is indexed."""
+        raise NotImplementedError
+
+    def _finish(self, example):
+        """Derive keys (lengths, ...) from the decoded arrays of one example."""
+        return example
+
+    def _transform(self, examples, seed):
+        """Per-epoch transformation of the example stream, after cache and shuffle."""
+        return examples
+
+    @property
+    def padding_values(self):
+        """Pad value per key for batching; keys not named pad with 0 or ""."""
+        return {}
+
+    def _example_lengths(self):
+        """Lengths along `frames_key` of the examples `examples()` yields, per utterance."""
+        return self.mel_lengths
+
+    # -- index -------------------------------------------------------------------------
+
+    def __len__(self):
+        return len(self.utt_ids)
+
+    def _path(self, feature, utt_id):
+        return self.split_dir / feature.folder / f"{utt_id}{feature.suffix}"
+
+    def _folder_has_files(self, folder):
+        path = self.split_dir / folder
+        return path.is_dir() and any(path.iterdir())
+
+    def _list_utt_ids(self, mel_feature):
+        listing = self.dump_dir / f"{self.split}_utt_ids.npy"
+        if listing.is_file():
+            return read_utt_ids(listing)
+        folder = self.split_dir / mel_feature.folder
+        if not folder.is_dir():
+            raise DumpError(
+                f"{folder}: missing, and there is no {listing.name} either; rerun tensorflow-tts-preprocess"
+            )
+        names = sorted(name for name in os.listdir(folder) if name.endswith(mel_feature.suffix))
+        return [name[: -len(mel_feature.suffix)] for name in names]
+
+    def _check_files(self, utt_ids):
+        for feature in self.features:
+            folder = self.split_dir / feature.folder
+            names = set(os.listdir(folder)) if folder.is_dir() else set()
+            missing = [utt_id for utt_id in utt_ids if f"{utt_id}{feature.suffix}" not in names]
+            if missing:
+                raise DumpError(
+                    f"{folder}: {len(missing)} utterance(s) have no {feature.suffix} file "
+                    f"({', '.join(missing[:5])}); rerun preprocessing or filter them out with utt_ids"
+                    + self._missing_hint(feature)
+                )
+            if utt_ids:
+                check_npy(self._path(feature, utt_ids[0]), feature.dtype, feature.rank, feature.inner_shape)
+
+    def _missing_hint(self, feature):
+        return ""
+
+    # -- pipelines ---------------------------------------------------------------------
+
+    def _load(self, paths):
+        example = {"utt_ids": paths["utt_ids"]}
+        for feature in self.features:
+            value = load_npy(paths[feature.key], tf.as_dtype(feature.dtype), feature.inner_shape)
+            example[feature.key] = tf.reshape(value, []) if feature.scalar else value
+        return self._finish(example)
+
+    def _indices(self, shuffle, seed):
+        """Dataset of int64 utterance indices in the epoch's order."""
+        indices = tf.data.Dataset.range(len(self.utt_ids))
+        if shuffle:
+            # Shuffling indices is free; shuffle before reading so nothing waits in a buffer.
+            indices = indices.shuffle(len(self.utt_ids), seed=seed, reshuffle_each_iteration=True)
+        return indices
+
+    def _index_loader(self):
+        """A function from an int64 utterance index to its decoded example."""
+        tables = {"utt_ids": tf.constant(self.utt_ids)}
+        for feature in self.features:
+            tables[feature.key] = tf.constant([str(self._path(feature, utt_id)) for utt_id in self.utt_ids])
+
+        def load(index):
+            return self._load({key: table[index] for key, table in tables.items()})
+
+        return load
+
+    def examples(self, shuffle=True, seed=0):
+        """One epoch of single-utterance examples (dicts of unbatched tensors).
+
+        With `shuffle`, the order is a seeded permutation that changes every epoch
+        (every new iterator) and is the same for the same seed in every run.
+        """
+        if self.allow_cache:
+            examples = self._indices(False, seed).map(self._index_loader(), num_parallel_calls=AUTOTUNE).cache()
+            if shuffle:
+                examples = examples.shuffle(len(self.utt_ids), seed=seed, reshuffle_each_iteration=True)
+        else:
+            examples = self._indices(shuffle, seed).map(self._index_loader(), num_parallel_calls=AUTOTUNE)
+        return self._transform(examples, seed)
+
+    def create(
+        self,
+        batch_size=None,
+        *,
+        batching="padded",
+        batch_frames=None,
+        bucket_boundaries=None,
+        num_buckets=8,
+        sort_window=2048,
+        max_batch_size=None,
+        num_replicas=1,
+        drop_remainder=False,
+        shuffle=True,
+        seed=0,
+        add_padding_ratio=True,
+        prefetch=AUTOTUNE,
+    ):
+        """One epoch of padded batches (iterate again for the next, reshuffled epoch).
+
+        Args:
+            batch_size: the global batch size (per-replica size times `num_replicas`) for
+                `padded`, and for `bucket` when `batch_frames` is not given.
+            batching: `padded` (arrival order), `bucket` (length buckets, batch size per
+                bucket from `batch_size` or `batch_frames`) or `frames` (sort windows of
+                `sort_window` utterances by length and cut batches of at most
+                `batch_frames` padded frames, then shuffle the batches).
+            batch_frames: global budget of padded mel frames per batch, `B * T <= batch_frames`.
+            bucket_boundaries: for `bucket`; default: `num_buckets` length quantiles.
+            max_batch_size: upper bound on utterances per batch for `bucket`/`frames`.
+            num_replicas: batch sizes are kept multiples of this (distributed training).
+            drop_remainder: drop batches smaller than the batch size (`padded`, `bucket`)
+                or not a multiple of `num_replicas` (`frames`).
+            shuffle, seed: seeded shuffling, different every epoch, reproducible per seed.
+            add_padding_ratio: add `padding_ratio`, float32 `(B,)` (see batching.with_padding_ratio).
+            prefetch: batches to prefetch (None: no prefetch).
+
+        Returns:
+            tf.data.Dataset of dicts of batched tensors, padded with `padding_values`.
+        """
+        if batching not in BATCHING_MODES:
+            raise ValueError(f"batching={batching!r}: expected one of {', '.join(BATCHING_MODES)}")
+        if batch_size is not None and batch_size % num_replicas:
+            raise ValueError(
+                f"batch_size={batch_size} is not a multiple of num_replicas={num_replicas}; "
+                "pass the per-replica batch size times num_replicas"
+            )
+        if max_batch_size is not None and max_batch_size < num_replicas:
+            raise ValueError(f"max_batch_size={max_batch_size} is smaller than num_replicas={num_replicas}")
+        if batching == "padded":
+            if batch_size is None or batch_frames is not None:
+                raise ValueError("batching='padded' takes batch_size and no batch_frames")
+            examples = self.examples(shuffle=shuffle, seed=seed)
+            batches = batching_lib.padded_batches(examples, batch_size, self.padding_values, drop_remainder)
+            logger.info("%s: padded batches of %d", self.split_dir, batch_size)
+        elif batching == "bucket":
+            if (batch_size is None) == (batch_frames is None):
+                raise ValueError("batching='bucket' takes exactly one of batch_size and batch_frames")
+            if bucket_boundaries is None:
+                bucket_boundaries = batching_lib.quantile_boundaries(self._example_lengths(), num_buckets)
+            sizes = self._bucket_batch_sizes(bucket_boundaries, batch_size, batch_frames, max_batch_size, num_replicas)
+            logger.info("%s: buckets below %s, batch sizes %s", self.split_dir, list(bucket_boundaries), sizes)
+            batches = batching_lib.bucketed_batches(
+                self.examples(shuffle=shuffle, seed=seed),
+                bucket_boundaries,
+                sizes,
+                self.padding_values,
+                drop_remainder,
+                self.length_key,
+            )
+        else:
+            if batch_frames is None or batch_size is not None:
+                raise ValueError("batching='frames' takes batch_frames and no batch_size (see max_batch_size)")
+            batches = self._frame_budget(
+                batch_frames, sort_window, max_batch_size, num_replicas, drop_remainder, shuffle, seed
+            )
+
+        if add_padding_ratio:
+            batches = batching_lib.with_padding_ratio(batches, self.length_key, self.frames_key)
+        if prefetch is not None:
+            batches = batches.prefetch(prefetch)
+        return batches
+
+    def _bucket_batch_sizes(self, bucket_boundaries, batch_size, batch_frames, max_batch_size, num_replicas):
+        if batch_frames is None:
+            return [batch_size] * (len(bucket_boundaries) + 1)
+        lengths = self._example_lengths()
+        too_long = int((lengths * num_replicas > batch_frames).sum())
+        if too_long:
+            raise ValueError(
+                f"{too_long} utterance(s) are longer than batch_frames // num_replicas = "
+                f"{batch_frames // num_replicas} frames; raise batch_frames or set max_mel_length"
+            )
+        return batching_lib.budget_bucket_batch_sizes(
+            bucket_boundaries, int(lengths.max()), batch_frames, num_replicas, max_batch_size
+        )
+
+    def _frame_budget(self, batch_frames, sort_window, max_batch_size, num_replicas, drop_remainder, shuffle, seed):
+        lengths = self._example_lengths()
+        too_long = int((lengths * num_replicas > batch_frames).sum())
+        if too_long:
+            logger.warning(
+                "%s: %d utterance(s) longer than batch_frames // num_replicas = %d frames are skipped",
+                self.split_dir,
+                too_long,
+                batch_frames // num_replicas,
+            )
+        logger.info(
+            "%s: batches of at most %d frames, sorted in windows of %d", self.split_dir, batch_frames, sort_window
+        )
+        options = dict(
+            sort_window=sort_window,
+            batch_multiple=num_replicas,
+            max_batch_size=max_batch_size,
+            drop_remainder=drop_remainder,
+            seed=seed,
+        )
+        if self.allow_cache:
+            # Cached examples cannot be read in a planned order: sort windows of loaded ones.
+            buffer = batching_lib.estimated_batches(min(sort_window, len(lengths)), lengths, batch_frames)
+            return batching_lib.frame_budget_batches(
+                self.examples(shuffle=shuffle, seed=seed),
+                batch_frames,
+                self.padding_values,
+                batch_shuffle_buffer=buffer if shuffle else None,
+                length_key=self.length_key,
+                **options,
+            )
+        # Planned from the indexed lengths, reading nothing twice; a plan is a few integers,
+        # so the batch shuffle buffer can hold a whole epoch's.
+        buffer = batching_lib.estimated_batches(len(lengths), lengths, batch_frames)
+        return batching_lib.planned_frame_budget_batches(
+            self._indices(shuffle, seed),
+            lengths,
+            self._index_loader(),
+            batch_frames,
+            self.padding_values,
+            batch_shuffle_buffer=buffer if shuffle else None,
+            transform=lambda examples: self._transform(examples, seed),
+            **options,
+        )

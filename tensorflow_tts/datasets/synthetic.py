@@ -1,0 +1,91 @@
+"""Write a small dump of random features in the exact dump layout (docs/dump_layout.md).
+
+For tests and benchmarks of everything that reads a dump, without running preprocessing.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def write_synthetic_dump(
+    dump_dir,
+    num_utterances=24,
+    split="train",
+    seed=0,
+    num_mels=80,
+    hop_size=256,
+    frames_range=(40, 300),
+    tokens_range=(10, 60),
+    num_speakers=2,
+    vocab_size=40,
+    with_durations=True,
+    with_norm_feats=True,
+    with_waves=True,
+):
+    """Write `num_utterances` utterances of random features into `dump_dir/<split>`.
+
+    Lengths are drawn uniformly from `frames_range` and `tokens_range` (inclusive).
+    Durations, when written, are >= 0 per token and sum to the utterance's frames.
+    Returns the list of utterance ids written, in order.
+    """
+    rng = np.random.default_rng(seed)
+    dump_dir = Path(dump_dir)
+    split_dir = dump_dir / split
+    subdirs = ["ids", "raw-feats", "raw-f0", "raw-energies", "speaker-ids"]
+    if with_norm_feats:
+        subdirs.append("norm-feats")
+    if with_waves:
+        subdirs.append("wavs")
+    if with_durations:
+        subdirs.append("durations")
+    for name in subdirs:
+        (split_dir / name).mkdir(parents=True, exist_ok=True)
+
+    # The same mel statistics for every split and seed, as if computed once over train.
+    stats_rng = np.random.default_rng(num_mels)
+    mel_mean = stats_rng.normal(-2.0, 0.5, num_mels).astype(np.float32)
+    mel_std = stats_rng.uniform(0.5, 1.5, num_mels).astype(np.float32)
+    utt_ids = []
+    for index in range(num_utterances):
+        utt_id = f"{split}-{seed:03d}-{index:05d}"
+        utt_ids.append(utt_id)
+        frames = int(rng.integers(frames_range[0], frames_range[1] + 1))
+        tokens = min(int(rng.integers(tokens_range[0], tokens_range[1] + 1)), frames)
+
+        input_ids = rng.integers(1, vocab_size, tokens).astype(np.int32)
+        mel = (mel_mean + mel_std * rng.standard_normal((frames, num_mels))).astype(np.float32)
+        f0 = np.where(rng.random(frames) < 0.7, rng.uniform(80.0, 300.0, frames), 0.0).astype(np.float32)
+        energy = rng.uniform(0.0, 50.0, frames).astype(np.float32)
+        speaker = np.int32(index % num_speakers)
+
+        np.save(split_dir / "ids" / f"{utt_id}-ids.npy", input_ids)
+        np.save(split_dir / "raw-feats" / f"{utt_id}-raw-feats.npy", mel)
+        np.save(split_dir / "raw-f0" / f"{utt_id}-raw-f0.npy", f0)
+        np.save(split_dir / "raw-energies" / f"{utt_id}-raw-energy.npy", energy)
+        np.save(split_dir / "speaker-ids" / f"{utt_id}-speaker-ids.npy", speaker)
+        if with_norm_feats:
+            norm = ((mel - mel_mean) / mel_std).astype(np.float32)
+            np.save(split_dir / "norm-feats" / f"{utt_id}-norm-feats.npy", norm)
+        if with_waves:
+            wave = rng.uniform(-0.5, 0.5, frames * hop_size).astype(np.float32)
+            np.save(split_dir / "wavs" / f"{utt_id}-wave.npy", wave)
+        if with_durations:
+            # Every token gets at least one frame, the rest is spread at random.
+            durations = (1 + rng.multinomial(frames - tokens, np.full(tokens, 1.0 / tokens))).astype(np.int32)
+            np.save(split_dir / "durations" / f"{utt_id}-durations.npy", durations)
+
+    np.save(dump_dir / f"{split}_utt_ids.npy", np.array(utt_ids))
+    np.save(dump_dir / "stats.npy", np.stack([mel_mean, mel_std]).astype(np.float32))
+    np.save(dump_dir / "stats_f0.npy", np.array([180.0, 50.0], np.float32))
+    np.save(dump_dir / "stats_energy.npy", np.array([25.0, 14.0], np.float32))
+    symbols = ["pad"] + [f"s{i}" for i in range(1, vocab_size)]
+    mapper = {
+        "symbol_to_id": {symbol: i for i, symbol in enumerate(symbols)},
+        "id_to_symbol": {str(i): symbol for i, symbol in enumerate(symbols)},
+        "speakers_map": {f"speaker{i}": i for i in range(num_speakers)},
+        "processor_name": "SyntheticProcessor",
+    }
+    (dump_dir / "synthetic_mapper.json").write_text(json.dumps(mapper, indent=2), encoding="utf-8")
+    return utt_ids
