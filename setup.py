@@ -9,6 +9,8 @@ ROOT = Path(__file__).parent
 install_requires = [
     "tensorflow==2.21.*",
     "tf-keras==2.21.*",
+    # TensorFlow 2.21 no longer pulls in TensorBoard; tf.summary needs it.
+    "tensorboard==2.21.*",
     "numpy>=1.26",
     "librosa>=0.10",
     "soundfile>=0.12",
@@ -23,7 +25,6 @@ install_requires = [
     "inflect>=6.0",
     "unidecode>=1.3",
     "pypinyin>=0.50",
-    "jamo>=0.4.1",
 ]
 
 extras_require = {

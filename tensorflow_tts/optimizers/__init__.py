@@ -1,1 +1,5 @@
-"""optimizers."""
+"""Optimizers: AdamWeightDecay + WarmUp schedule, the YAML factory, gradient accumulation."""
+
+from tensorflow_tts.optimizers.adamweightdecay import AdamWeightDecay, WarmUp
+from tensorflow_tts.optimizers.factory import OptimizerConfig, build_learning_rate, create_optimizer
+from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator

@@ -1,0 +1,73 @@
+"""GanBasedTrainer: generator + discriminator, each with its optimizer (MelGAN, MB-MelGAN, HiFi-GAN)."""
+
+import tensorflow as tf
+
+from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
+
+
+class GanBasedTrainer(BaseTrainer):
+    """Each step updates the generator, then (from `discriminator_train_start_steps`) the
+    discriminator on the generator's outputs of the same batch.
+
+    A model's trainer implements `generate(batch, training)`,
+    `compute_per_example_generator_losses(batch, outputs, adversarial)` and
+    `compute_per_example_discriminator_losses(batch, outputs)`.
+    """
+
+    sampling_rate = 22050  # for audio summaries; set from the model config in a subclass
+
+    def compile(self, gen_model, dis_model, gen_optimizer, dis_optimizer):
+        """Attach the (already built) models and their optimizers; call inside strategy.scope()."""
+        self._generator = gen_model
+        self._discriminator = dis_model
+        self._gen_optimizer = self._register_group(
+            "generator", {"generator": gen_model}, gen_optimizer, total_loss_name="gen_loss"
+        ).optimizer
+        self._dis_optimizer = self._register_group(
+            "discriminator",
+            {"discriminator": dis_model},
+            dis_optimizer,
+            start_step=self.config.discriminator_train_start_steps,
+            total_loss_name="dis_loss",
+        ).optimizer
+
+    def generate(self, batch, training):
+        """Generator outputs for a batch; by default ``generator(batch["mels"])``."""
+        return self._generator(batch["mels"], training=training)
+
+    def compute_per_example_generator_losses(self, batch, outputs, adversarial):
+        """{loss_name: [B]}; include adversarial terms only when `adversarial` (discriminator trained)."""
+        raise NotImplementedError
+
+    def compute_per_example_discriminator_losses(self, batch, outputs):
+        """{loss_name: [B]} for the discriminator, `outputs` being the generator's (no gradient)."""
+        raise NotImplementedError
+
+    def compute_group_losses(self, group_name, batch, state, training):
+        adversarial = "discriminator" in state["active_groups"]
+        if group_name == "generator":
+            outputs = _to_float32(self.generate(batch, training=training))
+            state["outputs"] = outputs
+            return self.compute_per_example_generator_losses(batch, outputs, adversarial=adversarial)
+        outputs = state.get("outputs")
+        if outputs is None:  # generator frozen (var_train_expr), in evaluation order, or under jit_compile
+            outputs = _to_float32(self.generate(batch, training=training))
+        outputs = tf.nest.map_structure(tf.stop_gradient, outputs)
+        return self.compute_per_example_discriminator_losses(batch, outputs)
+
+    def predict_for_summaries(self, batch):
+        return self.generate(batch, training=False)
+
+    def intermediate_results(self, batch, outputs):
+        """Predicted and target audio of the first utterance, with a waveform plot."""
+        from tensorflow_tts.utils.plotting import plot_waveforms
+
+        predicted = outputs.get("audios") if isinstance(outputs, dict) else outputs
+        if not hasattr(predicted, "ndim") or predicted.ndim not in (2, 3):
+            return {}
+        predicted = predicted[0].reshape(-1)
+        target = batch["audios"][0].reshape(-1) if "audios" in batch else None
+        audios = {"predicted": (predicted, self.sampling_rate)}
+        if target is not None:
+            audios["target"] = (target, self.sampling_rate)
+        return {"audios": audios, "images": {"waveform": plot_waveforms(predicted, target, title=f"step {self.steps}")}}
