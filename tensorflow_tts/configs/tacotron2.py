@@ -1,0 +1,110 @@
+"""Tacotron 2 hyper-parameters: the keys of TensorFlowTTS 1.8's ``tacotron2_params`` plus a few switches."""
+
+import dataclasses
+from typing import ClassVar
+
+from tensorflow_tts.configs.base_config import BaseConfig, ConfigError
+
+# TensorFlowTTS 1.8 read `vocab_size` only for `dataset: ljspeech`; for the other corpora
+# it took the size of that corpus' symbol table. These are those sizes.
+LEGACY_DATASET_VOCAB_SIZES = {"baker": 219, "kss": 81}
+
+ACTIVATIONS = ("identity", "linear", "tanh", "relu", "gelu", "swish", "mish")
+
+
+@dataclasses.dataclass
+class Tacotron2Config(BaseConfig):
+    """Tacotron 2: conv + BiLSTM encoder, location-sensitive attention, autoregressive LSTM decoder.
+
+    Keys and defaults of the 1.8 keys are those of the published ``tacotron2.v1.yaml``
+    (LJSpeech), so old YAML files (the mapping under ``tacotron2_params:``) and old
+    ``config.json`` files load unchanged. The keys after ``postnet_dropout_rate`` are new;
+    their defaults keep the 1.8 behaviour except ``legacy_free_running_eval`` (see there).
+    """
+
+    model_types: ClassVar[tuple] = ("tacotron2",)
+
+    # Text front end. `vocab_size` is only read when `dataset` is "ljspeech" (as in 1.8);
+    # for "baker" and "kss" the size of that corpus' symbol table is used instead.
+    dataset: str = "ljspeech"
+    vocab_size: int = 149
+    embedding_hidden_size: int = 512
+    initializer_range: float = 0.02  # stddev of the truncated-normal initialisers
+    layer_norm_eps: float = 1e-6  # layer norm after the token (+ speaker) embeddings
+    embedding_dropout_prob: float = 0.1
+    # More than 1 adds speaker embeddings to the token embeddings and to the encoder output.
+    n_speakers: int = 1
+
+    # Encoder: `n_conv_encoder` x (conv, batch norm, activation, dropout), then a BiLSTM.
+    n_conv_encoder: int = 5
+    encoder_conv_filters: int = 512
+    encoder_conv_kernel_sizes: int = 5
+    encoder_conv_activation: str = "relu"  # one of ACTIVATIONS
+    encoder_conv_dropout_rate: float = 0.5
+    encoder_lstm_units: int = 256  # per direction; the encoder output has twice as many channels
+
+    # Decoder: each step emits `reduction_factor` frames.
+    reduction_factor: int = 1
+    n_prenet_layers: int = 2
+    prenet_units: int = 256
+    prenet_activation: str = "relu"
+    prenet_dropout_rate: float = 0.5
+    n_lstm_decoder: int = 1  # decoder LSTMs after the attention LSTM
+    decoder_lstm_units: int = 1024
+    attention_type: str = "lsa"  # only "lsa" (location-sensitive attention) exists
+    attention_dim: int = 128
+    attention_filters: int = 32  # location features: conv over the cumulative alignment
+    attention_kernel: int = 31
+    n_mels: int = 80
+
+    # Postnet: convs with batch norm (tanh except the last), then a Dense to `n_mels`
+    # (`residual_projection`) whose output is added to the decoder frames.
+    n_conv_postnet: int = 5
+    postnet_conv_filters: int = 512
+    postnet_conv_kernel_sizes: int = 5
+    postnet_dropout_rate: float = 0.1
+
+    # ---- new in 2.0 -------------------------------------------------------------------
+    # Tacotron 2 keeps the prenet dropout on at inference: without it the decoder output
+    # collapses. 1.8 always did; set False only for deterministic checks.
+    prenet_dropout_at_inference: bool = True
+    # Zoneout on the decoder LSTMs (the paper uses 0.1). 0 gives plain LSTMs, as in 1.8;
+    # a model trained with zoneout must keep its rate at inference (it scales the states).
+    decoder_zoneout_rate: float = 0.0
+    # A free-running decoder stops once sigmoid(stop logit) > stop_threshold for all
+    # `reduction_factor` frames of a step (1.8 rounded the probability: 0.5).
+    stop_threshold: float = 0.5
+    # 1.8 quirk: `call(..., training=False)` ignored `mel_gts` and decoded free-running
+    # (its own predictions fed back, stopping at the stop token or `maximum_iterations`).
+    # By default the call always teacher-forces on `mel_gts` (free-running synthesis is
+    # `inference`); set True to reproduce 1.8's evaluation outputs.
+    legacy_free_running_eval: bool = False
+
+    def __post_init__(self):
+        if self.dataset != "ljspeech":
+            if self.dataset not in LEGACY_DATASET_VOCAB_SIZES:
+                raise ConfigError(
+                    f"dataset {self.dataset!r}: the vocabulary size is not known for it; use "
+                    f"dataset: ljspeech with vocab_size: <number of symbols of your processor> "
+                    f"(known datasets: ljspeech, {', '.join(sorted(LEGACY_DATASET_VOCAB_SIZES))})"
+                )
+            self.vocab_size = LEGACY_DATASET_VOCAB_SIZES[self.dataset]
+        if self.attention_type != "lsa":
+            raise ConfigError(
+                f"attention_type {self.attention_type!r} is not supported; use 'lsa' (location-sensitive attention)"
+            )
+        for key in ("encoder_conv_activation", "prenet_activation"):
+            if getattr(self, key) not in ACTIVATIONS:
+                raise ConfigError(f"{key} {getattr(self, key)!r} is not one of {', '.join(ACTIVATIONS)}")
+        for key in ("n_speakers", "reduction_factor", "n_lstm_decoder", "n_conv_postnet", "n_prenet_layers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if not 0.0 <= self.decoder_zoneout_rate < 1.0:
+            raise ConfigError(f"decoder_zoneout_rate must lie in [0, 1), got {self.decoder_zoneout_rate}")
+        if not 0.0 < self.stop_threshold < 1.0:
+            raise ConfigError(f"stop_threshold must lie in (0, 1), got {self.stop_threshold}")
+
+    @property
+    def encoder_output_size(self):
+        """Channels of the encoder output (the attention memory): both LSTM directions."""
+        return 2 * self.encoder_lstm_units
