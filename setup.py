@@ -50,6 +50,9 @@ setup(
                 ("preprocess", "preprocess"),
                 ("compute-statistics", "compute_statistics"),
                 ("normalize", "normalize"),
+                ("export", "export"),
+                ("synthesize", "synthesize"),
+                ("convert", "convert"),
             )
         ]
     },

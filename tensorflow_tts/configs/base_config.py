@@ -3,8 +3,12 @@
 import dataclasses
 import typing
 from pathlib import Path
+from typing import ClassVar
 
 import yaml
+
+# What `save_pretrained` writes in a model folder (TensorFlowTTS 1.8 used the same name).
+CONFIG_FILE_NAME = "config.yml"
 
 
 class ConfigError(ValueError):
@@ -22,7 +26,18 @@ class BaseConfig:
 
     Subclasses are ordinary dataclasses whose fields all have defaults. A field whose
     type is itself a BaseConfig subclass is built recursively from a nested mapping.
+
+    A model's config lists the ``model_type`` spellings it answers to in ``model_types``
+    (the first is the one written back). ``model_type`` is not a field: ``from_dict``
+    accepts the key and checks it names this class, ``to_dict`` writes it first.
     """
+
+    model_types: ClassVar[tuple] = ()  # empty for configs that are not a model's
+
+    @property
+    def model_type(self):
+        """The canonical ``model_type`` of this config (None for non-model configs)."""
+        return self.model_types[0] if self.model_types else None
 
     @classmethod
     def from_dict(cls, values, source="config"):
@@ -30,6 +45,13 @@ class BaseConfig:
             values = {}
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: expected a mapping of keys to values, got {type(values).__name__}")
+        values = dict(values)
+        if cls.model_types and "model_type" in values:
+            model_type = values.pop("model_type")
+            if model_type not in cls.model_types:
+                raise ConfigError(
+                    f"{source}: model_type {model_type!r} does not fit {cls.__name__}; expected {cls.model_types[0]!r}"
+                )
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
         unknown = sorted(set(values) - set(fields))
         if unknown:
@@ -61,8 +83,32 @@ class BaseConfig:
         return cls.from_dict(values, source=str(path))
 
     def to_dict(self):
-        return dataclasses.asdict(self)
+        """Every field (nested configs as mappings), preceded by ``model_type`` for a model config."""
+        values = dataclasses.asdict(self)
+        if self.model_types:
+            values = {"model_type": self.model_type, **values}
+        return values
 
     def to_yaml(self, path):
         with open(path, "w", encoding="utf-8") as stream:
             yaml.safe_dump(self.to_dict(), stream, sort_keys=False)
+
+    def to_training_yaml_dict(self):
+        """``{model_type: ..., <model_type>_params: {...}}``: the layout of a training YAML."""
+        if not self.model_types:
+            raise ConfigError(f"{type(self).__name__} is not a model config (it has no model_type)")
+        params = dataclasses.asdict(self)
+        return {"model_type": self.model_type, f"{self.model_type}_params": params}
+
+    def save_pretrained(self, saved_dir):
+        """Write ``<saved_dir>/config.yml`` in the training-YAML layout; returns its path.
+
+        TensorFlowTTS 1.8's AutoConfig reads that layout too, and so does ours
+        (``tensorflow_tts.inference.AutoConfig.from_pretrained``).
+        """
+        saved_dir = Path(saved_dir)
+        saved_dir.mkdir(parents=True, exist_ok=True)
+        path = saved_dir / CONFIG_FILE_NAME
+        with open(path, "w", encoding="utf-8") as stream:
+            yaml.safe_dump(self.to_training_yaml_dict(), stream, sort_keys=False)
+        return path

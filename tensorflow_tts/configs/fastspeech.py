@@ -1,6 +1,7 @@
 """FastSpeech hyper-parameters: the keys of TensorFlowTTS 1.8's ``fastspeech_params``."""
 
 import dataclasses
+from typing import ClassVar
 
 from tensorflow_tts.configs.base_config import BaseConfig, ConfigError
 
@@ -18,6 +19,8 @@ class FastSpeechConfig(BaseConfig):
     Keys and defaults are those of the published ``fastspeech.v1.yaml`` (LJSpeech), so old
     YAML files (the mapping under ``fastspeech_params:``) load unchanged.
     """
+
+    model_types: ClassVar[tuple] = ("fastspeech",)
 
     # Text front end. `vocab_size` is only read when `dataset` is "ljspeech" (as in 1.8);
     # for "baker" and "kss" the size of that corpus' symbol table is used instead.

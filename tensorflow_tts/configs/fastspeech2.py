@@ -1,6 +1,7 @@
 """FastSpeech2 hyper-parameters: the keys of TensorFlowTTS 1.8's ``fastspeech2_params``."""
 
 import dataclasses
+from typing import ClassVar
 
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.fastspeech import FastSpeechConfig
@@ -17,6 +18,8 @@ class FastSpeech2Config(FastSpeechConfig):
     keys, so ``num_duration_conv_layers`` and the ``duration_predictor_*`` keys are unused
     (as in 1.8).
     """
+
+    model_types: ClassVar[tuple] = ("fastspeech2",)
 
     hidden_dropout_prob: float = 0.2
 

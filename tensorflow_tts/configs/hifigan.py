@@ -8,7 +8,6 @@ import math
 from typing import ClassVar
 
 from tensorflow_tts.configs.base_config import BaseConfig
-from tensorflow_tts.configs.melgan import _check_model_type
 
 
 @dataclasses.dataclass
@@ -18,7 +17,6 @@ class HifiGANGeneratorConfig(BaseConfig):
     yaml_params_key: ClassVar[str] = "hifigan_generator_params"
     model_types: ClassVar[tuple] = ("hifigan_generator",)
 
-    model_type: str = "hifigan_generator"
     out_channels: int = 1
     kernel_size: int = 7  # kernel of the first and last conv
     filters: int = 512  # halved by every upsampling stage
@@ -37,7 +35,6 @@ class HifiGANGeneratorConfig(BaseConfig):
     initializer_seed: int = 42
 
     def __post_init__(self):
-        _check_model_type(self, self.model_types)
         if not self.stacks == len(self.stack_kernel_size) == len(self.stack_dilation_rate):
             raise ValueError(
                 f"stacks ({self.stacks}), len(stack_kernel_size) ({len(self.stack_kernel_size)}) and "
@@ -60,7 +57,6 @@ class HifiGANDiscriminatorConfig(BaseConfig):
     yaml_params_key: ClassVar[str] = "hifigan_discriminator_params"
     model_types: ClassVar[tuple] = ("hifigan_discriminator",)
 
-    model_type: str = "hifigan_discriminator"
     out_channels: int = 1
     period_scales: list = dataclasses.field(default_factory=lambda: [2, 3, 5, 7, 11])  # one discriminator each
     n_layers: int = 5  # strided convs per period discriminator
@@ -73,6 +69,3 @@ class HifiGANDiscriminatorConfig(BaseConfig):
     nonlinear_activation_params: dict = dataclasses.field(default_factory=lambda: {"alpha": 0.2})
     is_weight_norm: bool = False
     initializer_seed: int = 42
-
-    def __post_init__(self):
-        _check_model_type(self, self.model_types)

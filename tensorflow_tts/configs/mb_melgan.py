@@ -18,7 +18,6 @@ class MultiBandMelGANGeneratorConfig(MelGANGeneratorConfig):
     yaml_params_key: ClassVar[str] = "multiband_melgan_generator_params"
     model_types: ClassVar[tuple] = ("multiband_melgan_generator", "mb_melgan_generator")
 
-    model_type: str = "multiband_melgan_generator"
     out_channels: int = 4
     filters: int = 384
     upsample_scales: list = dataclasses.field(default_factory=lambda: [8, 4, 2])
@@ -46,7 +45,6 @@ class MultiBandMelGANDiscriminatorConfig(MelGANDiscriminatorConfig):
     yaml_params_key: ClassVar[str] = "multiband_melgan_discriminator_params"
     model_types: ClassVar[tuple] = ("multiband_melgan_discriminator",)
 
-    model_type: str = "multiband_melgan_discriminator"
     max_downsample_filters: int = 512
     downsample_scales: list = dataclasses.field(default_factory=lambda: [4, 4, 4])
     is_weight_norm: bool = False

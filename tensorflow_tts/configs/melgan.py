@@ -7,15 +7,6 @@ from typing import ClassVar
 from tensorflow_tts.configs.base_config import BaseConfig
 
 
-def _check_model_type(config, accepted):
-    # Old configs carry model_type; we accept it so their files load unchanged, but a
-    # config meant for another model is an error, not something to ignore.
-    if config.model_type not in accepted:
-        raise ValueError(
-            f"model_type {config.model_type!r} does not fit {type(config).__name__}; expected {accepted[0]!r}"
-        )
-
-
 @dataclasses.dataclass
 class MelGANGeneratorConfig(BaseConfig):
     """MelGAN generator (Kumar et al., 2019); defaults are those of ``melgan.v1.yaml``.
@@ -27,7 +18,6 @@ class MelGANGeneratorConfig(BaseConfig):
     yaml_params_key: ClassVar[str] = "melgan_generator_params"
     model_types: ClassVar[tuple] = ("melgan_generator",)
 
-    model_type: str = "melgan_generator"
     out_channels: int = 1  # audio channels (MB-MelGAN: subbands)
     kernel_size: int = 7  # kernel of the first and last conv
     filters: int = 512  # channels after the first conv; halved by every upsampling stage
@@ -43,7 +33,6 @@ class MelGANGeneratorConfig(BaseConfig):
     initializer_seed: int = 42
 
     def __post_init__(self):
-        _check_model_type(self, self.model_types)
         if self.kernel_size % 2 != 1 or self.stack_kernel_size % 2 != 1:
             raise ValueError(f"kernel_size ({self.kernel_size}) and stack_kernel_size ({self.stack_kernel_size}) must be odd")
         if self.filters % (2 ** len(self.upsample_scales)) != 0:
@@ -64,7 +53,6 @@ class MelGANDiscriminatorConfig(BaseConfig):
     yaml_params_key: ClassVar[str] = "melgan_discriminator_params"
     model_types: ClassVar[tuple] = ("melgan_discriminator",)
 
-    model_type: str = "melgan_discriminator"
     out_channels: int = 1
     scales: int = 3  # discriminators, each on audio average-pooled once more
     downsample_pooling: str = "AveragePooling1D"  # a tf.keras.layers class name
@@ -81,6 +69,5 @@ class MelGANDiscriminatorConfig(BaseConfig):
     initializer_seed: int = 42
 
     def __post_init__(self):
-        _check_model_type(self, self.model_types)
         if len(self.kernel_sizes) != 2 or any(k % 2 != 1 for k in self.kernel_sizes):
             raise ValueError(f"kernel_sizes must be two odd numbers, got {self.kernel_sizes}")

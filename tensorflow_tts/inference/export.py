@@ -1,0 +1,302 @@
+"""SavedModel export: named serving signatures with dynamic time axes, loadable by plain TensorFlow.
+
+Also what every exported format shares: which kind of model a Keras model is, the facts an
+exported file records about it (`model_info`), the serving functions themselves and loading
+a trained Keras model (through TFAutoModel) with those facts.
+"""
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import tensorflow as tf
+
+from tensorflow_tts.configs.base_config import ConfigError
+from tensorflow_tts.configs.registry import read_yaml
+from tensorflow_tts.inference.streaming import receptive_field_frames
+from tensorflow_tts.models.fastspeech import TFFastSpeech
+from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
+from tensorflow_tts.models.hifigan import TFHifiGANGenerator
+from tensorflow_tts.models.mb_melgan import TFMBMelGANGenerator
+from tensorflow_tts.models.melgan import TFMelGANGenerator
+from tensorflow_tts.models.tacotron2 import TFTacotron2
+
+logger = logging.getLogger(__name__)
+
+# model_type (as in the training YAML) -> Keras class.
+MODEL_CLASSES = {
+    "fastspeech": TFFastSpeech,
+    "fastspeech2": TFFastSpeech2,
+    "tacotron2": TFTacotron2,
+    "melgan_generator": TFMelGANGenerator,
+    "multiband_melgan_generator": TFMBMelGANGenerator,
+    "hifigan_generator": TFHifiGANGenerator,
+}
+ACOUSTIC_TYPES = ("fastspeech", "fastspeech2", "tacotron2")
+VOCODER_TYPES = ("melgan_generator", "multiband_melgan_generator", "hifigan_generator")
+
+# The file, inside a SavedModel folder, that records `model_info` (assets.extra is where
+# SavedModel keeps files TensorFlow itself does not read).
+METADATA_FILE = os.path.join("assets.extra", "tensorflow_tts.json")
+METADATA_VERSION = 1
+# Output of each acoustic signature that holds the mels to vocode.
+MEL_OUTPUT = {"fastspeech": "mel_after", "fastspeech2": "mel_after", "tacotron2": "mel_outputs"}
+DEFAULT_NUM_MELS = 80
+
+
+class ExportError(Exception):
+    """A model that cannot be loaded or exported as asked; the message says why and what to do."""
+
+
+def model_type_of(model):
+    """The `model_type` of a Keras model of ours, e.g. "fastspeech2" or "hifigan_generator"."""
+    # Subclasses first: TFFastSpeech2 is a TFFastSpeech, TFMBMelGANGenerator a TFMelGANGenerator.
+    for model_type in ("fastspeech2", "fastspeech", "tacotron2", "multiband_melgan_generator",
+                       "melgan_generator", "hifigan_generator"):
+        if isinstance(model, MODEL_CLASSES[model_type]):
+            return model_type
+    raise ExportError(f"{type(model).__name__} is not an exportable model; expected one of "
+                      f"{', '.join(cls.__name__ for cls in MODEL_CLASSES.values())}")
+
+
+def vocoder_num_mels(vocoder):
+    """Mel bins a built vocoder reads: the input channels of its first conv."""
+    return int(vocoder.first_conv.kernel.shape[-2])
+
+
+def model_info(model, sampling_rate=None, hop_size=None):
+    """What an exported file records about a model, so a synthesizer can check a pairing.
+
+    Keys: model_type, role ("acoustic" or "vocoder"), num_mels, hop_size and sampling_rate
+    (None when unknown: an acoustic config knows neither), for vocoders
+    receptive_field_frames (the streaming context), and for acoustic models
+    vocab_size, n_speakers, max_position_embeddings (0: no limit) and mel_output.
+    """
+    model_type = model_type_of(model)
+    info = {"format_version": METADATA_VERSION, "model_type": model_type, "sampling_rate": sampling_rate}
+    config = model.config
+    if model_type in VOCODER_TYPES:
+        if not model.built:
+            raise ExportError(f"{model_type}: build the vocoder first (model.build_for(num_mels))")
+        if hop_size is not None and int(hop_size) != config.hop_size:
+            raise ExportError(f"{model_type}: hop_size {hop_size} given, but the config upsamples by {config.hop_size}")
+        info.update(role="vocoder", num_mels=vocoder_num_mels(model), hop_size=config.hop_size,
+                    receptive_field_frames=receptive_field_frames(config))
+    else:
+        info.update(
+            role="acoustic",
+            num_mels=config.n_mels if model_type == "tacotron2" else config.num_mels,
+            hop_size=None if hop_size is None else int(hop_size),
+            vocab_size=config.vocab_size,
+            n_speakers=config.n_speakers,
+            max_position_embeddings=getattr(config, "max_position_embeddings", 0),
+            mel_output=MEL_OUTPUT[model_type],
+        )
+    return info
+
+
+def combined_info(acoustic_info, vocoder_info):
+    """`model_info` of a token-ids -> waveform model made of the two."""
+    check_pair(acoustic_info, vocoder_info)
+    info = dict(acoustic_info)
+    info.update(
+        role="text2wav",
+        model_type=f"{acoustic_info['model_type']}+{vocoder_info['model_type']}",
+        hop_size=vocoder_info["hop_size"],
+        sampling_rate=vocoder_info["sampling_rate"] or acoustic_info["sampling_rate"],
+        vocoder_type=vocoder_info["model_type"],
+    )
+    return info
+
+
+def check_pair(acoustic_info, vocoder_info):
+    """Raise ExportError when the vocoder was made for other features than the acoustic model's."""
+    if acoustic_info["num_mels"] != vocoder_info["num_mels"]:
+        raise ExportError(
+            f"the acoustic model ({acoustic_info['model_type']}) makes {acoustic_info['num_mels']} mel bins, but "
+            f"the vocoder ({vocoder_info['model_type']}) expects {vocoder_info['num_mels']}; use a vocoder "
+            "trained on the same features"
+        )
+    for key, what in (("hop_size", "hop size"), ("sampling_rate", "sampling rate")):
+        if acoustic_info.get(key) and vocoder_info.get(key) and acoustic_info[key] != vocoder_info[key]:
+            raise ExportError(
+                f"the acoustic model was trained with {what} {acoustic_info[key]}, the vocoder with "
+                f"{vocoder_info[key]}; use a vocoder trained on the same features"
+            )
+
+
+# --------------------------------------------------------------------------- serving functions
+def input_signature(model, batch_size=None):
+    """Named TensorSpecs of a model's serving inputs; time axes are None (any length)."""
+    model_type = model_type_of(model)
+    if model_type in VOCODER_TYPES:
+        return [tf.TensorSpec([batch_size, None, vocoder_num_mels(model)], tf.float32, name="mels")]
+    if model_type == "tacotron2":
+        return [
+            tf.TensorSpec([batch_size, None], tf.int32, name="input_ids"),
+            tf.TensorSpec([batch_size], tf.int32, name="input_lengths"),
+            tf.TensorSpec([batch_size], tf.int32, name="speaker_ids"),
+        ]
+    return model._inference_signature(batch_size)
+
+
+def _named_outputs(model, model_type, inputs, batch_size):
+    """Run a model's inference on `inputs` (a dict) and name what it returns."""
+    if model_type in VOCODER_TYPES:
+        return {"audio": model(inputs["mels"], training=False)}
+    if model_type == "tacotron2":
+        args = (inputs["input_ids"], inputs["input_lengths"], inputs["speaker_ids"])
+        if batch_size == 1:  # TFLite: the alignment history is left out of the graph
+            decoder_output, mel_outputs, stop_logits = model._inference_tflite(*args)
+            return {"decoder_output": decoder_output, "mel_outputs": mel_outputs, "stop_logits": stop_logits}
+        decoder_output, mel_outputs, stop_logits, alignments = model._inference(*args)
+        return {"decoder_output": decoder_output, "mel_outputs": mel_outputs, "stop_logits": stop_logits,
+                "alignment_history": alignments}
+    names = ["mel_before", "mel_after", "durations"]
+    if model_type == "fastspeech2":
+        names += ["f0_outputs", "energy_outputs"]
+        outputs = model._inference(inputs["input_ids"], inputs["speaker_ids"], inputs["speed_ratios"],
+                                   inputs["f0_ratios"], inputs["energy_ratios"])
+    else:
+        outputs = model._inference(inputs["input_ids"], inputs["speaker_ids"], inputs["speed_ratios"])
+    return dict(zip(names, outputs))
+
+
+def _ensure_built(model, model_type):
+    if model.built:
+        return
+    if model_type in VOCODER_TYPES:
+        model.build_for(DEFAULT_NUM_MELS)
+    else:
+        model._build()
+
+
+def serving_function(model, batch_size=None):
+    """A tf.function taking the named inputs of `input_signature` and returning a dict.
+
+    FastSpeech2: input_ids (B, T), speaker_ids, speed_ratios, f0_ratios, energy_ratios (B,)
+    -> mel_before, mel_after (B, F, num_mels), durations (B, T), f0_outputs, energy_outputs.
+    FastSpeech: the same without f0/energy. Tacotron2: input_ids, input_lengths, speaker_ids
+    -> decoder_output, mel_outputs, stop_logits (+ alignment_history unless batch_size is 1).
+    Vocoders: mels (B, F, num_mels) -> audio (B, F * hop_size, 1).
+    """
+    model_type = model_type_of(model)
+    _ensure_built(model, model_type)
+    specs = input_signature(model, batch_size)
+    names = [spec.name for spec in specs]
+
+    def serve(*args):
+        return _named_outputs(model, model_type, dict(zip(names, args)), batch_size)
+
+    return tf.function(serve, input_signature=specs)
+
+
+def text2wav_function(acoustic, vocoder, batch_size=1):
+    """A tf.function: the acoustic model's inputs -> {"audio": (B, N, 1)}, the vocoder run on its mels."""
+    acoustic_type, vocoder_type = model_type_of(acoustic), model_type_of(vocoder)
+    if acoustic_type not in ACOUSTIC_TYPES or vocoder_type not in VOCODER_TYPES:
+        raise ExportError(f"text2wav needs an acoustic model and a vocoder, got {acoustic_type} and {vocoder_type}")
+    _ensure_built(acoustic, acoustic_type)
+    check_pair(model_info(acoustic), model_info(vocoder))
+    specs = input_signature(acoustic, batch_size)
+    names = [spec.name for spec in specs]
+
+    def serve(*args):
+        outputs = _named_outputs(acoustic, acoustic_type, dict(zip(names, args)), batch_size)
+        return {"audio": vocoder(outputs[MEL_OUTPUT[acoustic_type]], training=False)}
+
+    return tf.function(serve, input_signature=specs)
+
+
+# --------------------------------------------------------------------------- SavedModel
+def export_saved_model(model, outdir, sampling_rate=None, hop_size=None):
+    """Write `model` as a SavedModel with the `serving_default` signature of `serving_function`.
+
+    Batch and time axes are dynamic. Only variables and the traced graph are saved (no Keras
+    objects), so `tf.saved_model.load(outdir).signatures["serving_default"](input_ids=...)`
+    works without tensorflow_tts. `model_info` goes to `<outdir>/assets.extra/tensorflow_tts.json`.
+    Returns the info.
+    """
+    info = model_info(model, sampling_rate=sampling_rate, hop_size=hop_size)
+    function = serving_function(model)
+    module = tf.Module()
+    # Tracking the variables (not the Keras model) keeps Keras' own serialisation out.
+    module.model_variables = list(model.variables)
+    module.serve = function
+    outdir = Path(outdir)
+    tf.saved_model.save(module, str(outdir), signatures={"serving_default": function.get_concrete_function()})
+    metadata_path = outdir / METADATA_FILE
+    metadata_path.parent.mkdir(parents=True, exist_ok=True)
+    metadata_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    logger.info("wrote SavedModel %s (%s)", outdir, info["model_type"])
+    return info
+
+
+def is_saved_model(path):
+    return Path(path).is_dir() and (Path(path) / "saved_model.pb").is_file()
+
+
+def read_saved_model_info(path):
+    """The `model_info` recorded by `export_saved_model`, or None if the folder has none."""
+    metadata_path = Path(path) / METADATA_FILE
+    if not metadata_path.is_file():
+        return None
+    try:
+        return json.loads(metadata_path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ExportError(f"{metadata_path}: not valid JSON ({error})") from error
+
+
+# --------------------------------------------------------------------------- loading Keras models
+CONFIG_NAMES = ("config.yml", "config.yaml", "config.json")
+
+
+def _config_file_near(path):
+    """The config file of a model folder, or of the folder (or its parent) holding a weight file."""
+    folder = path if path.is_dir() else path.parent
+    for candidate in (folder, folder.parent):
+        for name in CONFIG_NAMES:
+            if (candidate / name).is_file():
+                return candidate / name
+    return None
+
+
+def load_keras_model(path=None, config=None, checkpoint=None):
+    """A trained Keras model and its `model_info`, through `TFAutoModel.from_pretrained`.
+
+    Args:
+        path: a `save_pretrained` folder (config.yml + model.h5) or a training run's folder.
+        config: a config file (training YAML, config.yml or 1.8's config.json); its top-level
+            sampling_rate and hop_size, when present, are recorded in the export.
+        checkpoint: an .h5 (ours or TensorFlowTTS 1.8's) or a trainer checkpoint (`ckpt-N`
+            or the folder holding them); used instead of `path`.
+
+    Returns: (model, info). Raises ExportError with the file and the fix on bad input.
+    """
+    from tensorflow_tts.inference.auto import TFAutoModel
+    from tensorflow_tts.inference.pretrained import PretrainedError
+
+    source = checkpoint if checkpoint is not None else path
+    if source is None:
+        raise ExportError("pass a model folder, or a config and its weights (an .h5 or a checkpoint)")
+    source = Path(source)
+    if not source.exists() and not Path(f"{source}.index").exists():
+        raise ExportError(f"{source}: no such model folder, weight file or checkpoint")
+    config_path = Path(config) if config is not None else _config_file_near(source)
+    if config_path is None:
+        raise ExportError(f"{source}: no config.yml next to the weights; pass the training YAML (--config)")
+    if source.is_dir() and (source / "checkpoints").is_dir() and not (source / "model.h5").is_file():
+        source = source / "checkpoints"  # a training run's folder: its latest checkpoint
+    try:
+        model = TFAutoModel.from_pretrained(str(source), config=str(config_path))
+        values = read_yaml(config_path) if config_path.suffix != ".json" else {}
+    except (ConfigError, PretrainedError, ValueError, OSError, tf.errors.OpError) as error:
+        raise ExportError(f"{source}: cannot load the model ({error})") from None
+    model_type = model_type_of(model)
+    hop_size = values.get("hop_size")
+    if model_type in VOCODER_TYPES and hop_size is not None and int(hop_size) != model.config.hop_size:
+        raise ExportError(f"{config_path}: hop_size {hop_size}, but the generator upsamples by {model.config.hop_size}")
+    info = model_info(model, sampling_rate=values.get("sampling_rate"),
+                      hop_size=None if model_type in VOCODER_TYPES else hop_size)
+    return model, info

@@ -1,0 +1,432 @@
+"""Text to waveform with an acoustic model and a vocoder, each a Keras model folder, a SavedModel or a .tflite.
+
+    synthesizer = Synthesizer(acoustic="fastspeech2/", vocoder="mb_melgan.tflite", processor="ljspeech_mapper.json")
+    audio = synthesizer.synthesize("Hello world.")  # float32 (samples,), at synthesizer.sampling_rate
+
+Everything that can be checked is checked before synthesis (the vocoder's mel bins, hop size
+and sampling rate against the acoustic model's, the processor's symbols against the model's
+vocabulary, ratios and speaker ids), and bad input raises `SynthesisError` with a message
+that names the problem and the fix.
+"""
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+
+from tensorflow_tts.inference.streaming import receptive_field_frames, stream_vocoder
+from tensorflow_tts.utils.text_split import split_in_half, split_sentences
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SAMPLING_RATE = 22050
+MAX_CHARS = 100_000  # more than this in one call is almost surely a mistake (a binary file, ...)
+PIECE_CHARS = 300  # sentences are cut to at most this many characters before synthesis
+PAUSE_SECONDS = 0.15  # silence between sentences
+# Streaming context for an exported vocoder that does not record its receptive field
+# (the v1 recipes of MelGAN, MB-MelGAN and HiFi-GAN need 8, 13 and 15 frames).
+UNKNOWN_CONTEXT_FRAMES = 32
+
+
+class SynthesisError(Exception):
+    """Bad input to synthesis: a missing or mismatched model, unusable text, a bad ratio or speaker."""
+
+
+# --------------------------------------------------------------------------- model runners
+class _Runner:
+    """A loaded model: named numpy inputs (batch 1) -> dict of named numpy outputs, plus its info."""
+
+    kind = "model"
+
+    def __init__(self, source, info, input_names):
+        self.source = source
+        self.info = info
+        self.input_names = list(input_names)
+
+    def __call__(self, **inputs):
+        raise NotImplementedError
+
+
+class _KerasRunner(_Runner):
+    kind = "Keras model"
+
+    def __init__(self, model, info, source):
+        from tensorflow_tts.inference.export import input_signature, serving_function
+
+        super().__init__(source, info, [spec.name for spec in input_signature(model)])
+        self.model = model
+        self._function = serving_function(model)
+
+    def __call__(self, **inputs):
+        outputs = self._function(*[inputs[name] for name in self.input_names])
+        return {name: value.numpy() for name, value in outputs.items()}
+
+
+class _SavedModelRunner(_Runner):
+    kind = "SavedModel"
+
+    def __init__(self, path):
+        import tensorflow as tf
+
+        from tensorflow_tts.inference.export import read_saved_model_info
+
+        self._loaded = tf.saved_model.load(str(path))
+        if "serving_default" not in self._loaded.signatures:
+            raise SynthesisError(f"{path}: the SavedModel has no serving_default signature")
+        self._function = self._loaded.signatures["serving_default"]
+        specs = self._function.structured_input_signature[1]
+        info = read_saved_model_info(path) or _infer_info(
+            {name: list(spec.shape) for name, spec in specs.items()}, list(self._function.structured_outputs)
+        )
+        super().__init__(path, info, list(specs))
+        self._dtypes = {name: spec.dtype for name, spec in specs.items()}
+
+    def __call__(self, **inputs):
+        import tensorflow as tf
+
+        outputs = self._function(**{name: tf.constant(inputs[name], self._dtypes[name]) for name in self.input_names})
+        return {name: value.numpy() for name, value in outputs.items()}
+
+
+class _TFLiteRunner(_Runner):
+    kind = "TFLite model"
+
+    def __init__(self, path, num_threads=None):
+        from tensorflow_tts.inference.tflite import TFLiteModel
+
+        try:
+            self._model = TFLiteModel(path, num_threads=num_threads)
+        except ValueError as error:
+            raise SynthesisError(f"{path}: cannot read this TFLite model ({error})") from None
+        shapes = {name: self._model.input_shape(name) for name in self._model.input_names}
+        info = self._model.info or _infer_info(shapes, self._model.output_names)
+        super().__init__(path, info, self._model.input_names)
+
+    def __call__(self, **inputs):
+        return self._model(**{name: inputs[name] for name in self.input_names})
+
+
+def _infer_info(input_shapes, output_names):
+    """`model_info` guessed from a signature, for exported files that do not record one."""
+    if "mels" in input_shapes:
+        return {"model_type": "vocoder", "role": "vocoder", "num_mels": int(input_shapes["mels"][-1]),
+                "hop_size": None, "sampling_rate": None}
+    if "audio" in output_names:
+        role, mel_output = "text2wav", None
+    else:
+        role = "acoustic"
+        mel_output = "mel_after" if "mel_after" in output_names else "mel_outputs"
+    model_type = "tacotron2" if "input_lengths" in input_shapes else (
+        "fastspeech2" if "f0_ratios" in input_shapes else "fastspeech")
+    return {"model_type": model_type, "role": role, "num_mels": None, "hop_size": None, "sampling_rate": None,
+            "vocab_size": None, "n_speakers": None, "max_position_embeddings": 0, "mel_output": mel_output}
+
+
+def load_runner(source, what, num_threads=None):
+    """A Keras model object, a Keras model folder, a SavedModel folder or a .tflite file -> a runner.
+
+    `what` ("acoustic model", "vocoder") names the argument in error messages.
+    """
+    from tensorflow_tts.inference.export import ExportError, is_saved_model, load_keras_model, model_info
+
+    if not isinstance(source, (str, Path)):  # an in-memory Keras model
+        try:
+            return _KerasRunner(source, model_info(source), source=type(source).__name__)
+        except ExportError as error:
+            raise SynthesisError(f"{what}: {error}") from None
+    path = Path(source)
+    if not path.exists():
+        raise SynthesisError(f"{what} {path}: no such file or folder")
+    if path.is_file():
+        if path.suffix != ".tflite":
+            raise SynthesisError(
+                f"{what} {path}: expected a .tflite file, a SavedModel folder or a folder with config.yml "
+                "and model.h5 (for an .h5, pass its folder, with the training YAML saved there as config.yml)"
+            )
+        return _TFLiteRunner(path, num_threads=num_threads)
+    if is_saved_model(path):
+        return _SavedModelRunner(path)
+    try:
+        model, info = load_keras_model(path)
+    except ExportError as error:
+        raise SynthesisError(f"{what}: {error}") from None
+    return _KerasRunner(model, info, source=path)
+
+
+def _auto_processor(source):
+    """The processor for `source`: a processor object, a mapper JSON or a folder holding one."""
+    from tensorflow_tts.processor.base_processor import DataProcessorError
+    from tensorflow_tts.processor.registry import load_processor
+
+    if source is None or not isinstance(source, (str, Path)):
+        return source
+    try:
+        return load_processor(source)
+    except DataProcessorError as error:
+        raise SynthesisError(f"processor: {error}") from None
+
+
+def _check_ratio(name, value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise SynthesisError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise SynthesisError(f"{name} must be a positive number (1.0 = unchanged), got {value}")
+    return value
+
+
+# --------------------------------------------------------------------------- synthesizer
+class Synthesizer:
+    """Text -> float32 audio with any pairing of model formats.
+
+    Args:
+        acoustic: FastSpeech2/FastSpeech/Tacotron2 as a Keras model, a folder with config.yml
+            and weights (save_pretrained or a training run), a SavedModel folder or a .tflite
+            file; or a text2wav .tflite (token ids -> audio), then without a vocoder.
+        vocoder: MB-MelGAN/MelGAN/HiFi-GAN in any of the same forms.
+        processor: a mapper JSON (or its folder, or a processor object); default: the one in
+            the acoustic model's folder.
+        sampling_rate: of the output; default: what the models record, else 22050.
+        num_threads: for TFLite interpreters.
+        max_chars: longest text accepted by one call.
+        piece_chars: sentences are cut to at most this many characters.
+        pause_seconds: silence put between sentences.
+    """
+
+    def __init__(self, acoustic, vocoder=None, processor=None, sampling_rate=None, num_threads=None,
+                 max_chars=MAX_CHARS, piece_chars=PIECE_CHARS, pause_seconds=PAUSE_SECONDS):
+        self.acoustic = load_runner(acoustic, "acoustic model", num_threads)
+        role = self.acoustic.info.get("role")
+        if role == "vocoder":
+            raise SynthesisError(f"acoustic model {self.acoustic.source} is a vocoder; pass it as the vocoder")
+        if role == "text2wav":
+            if vocoder is not None:
+                raise SynthesisError(f"{self.acoustic.source} already contains a vocoder; do not pass another one")
+            self.vocoder = None
+        else:
+            if vocoder is None:
+                raise SynthesisError("a vocoder is needed: pass a vocoder model (or a text2wav .tflite as the acoustic model)")
+            self.vocoder = load_runner(vocoder, "vocoder", num_threads)
+            if self.vocoder.info.get("role") != "vocoder":
+                raise SynthesisError(f"vocoder {self.vocoder.source} is an acoustic model; pass a vocoder")
+            self._complete_vocoder_info()
+            self._check_pair()
+        if processor is None and isinstance(acoustic, (str, Path)) and Path(acoustic).is_dir():
+            processor = self._processor_next_to(Path(acoustic))
+        if processor is None:
+            raise SynthesisError("a processor is needed: pass its mapper JSON (e.g. ljspeech_mapper.json)")
+        self.processor = _auto_processor(processor)
+        self._check_processor()
+        self.sampling_rate = int(sampling_rate or self._recorded("sampling_rate") or DEFAULT_SAMPLING_RATE)
+        if sampling_rate is None and not self._recorded("sampling_rate"):
+            logger.info("the models record no sampling rate; writing audio at %d Hz", self.sampling_rate)
+        self.max_chars, self.piece_chars, self.pause_seconds = max_chars, piece_chars, pause_seconds
+        self._context_frames = None
+
+    # ------------------------------------------------------------------ checks
+    @staticmethod
+    def _processor_next_to(folder):
+        candidates = sorted(folder.glob("*_mapper.json")) + sorted(folder.glob("processor.json"))
+        return candidates[0] if len(candidates) == 1 else None
+
+    def _recorded(self, key):
+        for runner in (self.vocoder, self.acoustic):
+            if runner is not None and runner.info.get(key):
+                return runner.info[key]
+        return None
+
+    def _complete_vocoder_info(self):
+        """Find the hop size of a vocoder whose file does not record it, by vocoding 4 frames."""
+        info = self.vocoder.info
+        if info.get("hop_size") or not info.get("num_mels"):
+            return
+        audio = self.vocoder(mels=np.zeros([1, 4, info["num_mels"]], np.float32))["audio"]
+        info["hop_size"] = int(np.asarray(audio).size) // 4
+
+    def _check_pair(self):
+        from tensorflow_tts.inference.export import ExportError, check_pair
+
+        acoustic, vocoder = self.acoustic.info, self.vocoder.info
+        if acoustic.get("num_mels") is None or vocoder.get("num_mels") is None:
+            return
+        try:
+            check_pair(acoustic, vocoder)
+        except ExportError as error:
+            raise SynthesisError(f"{self.acoustic.source} and {self.vocoder.source} do not fit: {error}") from None
+
+    def _check_processor(self):
+        vocab_size = self.acoustic.info.get("vocab_size")
+        if vocab_size and self.processor.vocab_size > vocab_size:
+            raise SynthesisError(
+                f"the processor ({type(self.processor).__name__}) has {self.processor.vocab_size} symbols but the "
+                f"acoustic model knows only {vocab_size}; use the mapper JSON the model was trained with"
+            )
+
+    def _speaker(self, speaker_id):
+        if isinstance(speaker_id, str) and not speaker_id.lstrip("-").isdigit():
+            speakers = getattr(self.processor, "speakers_map", {}) or {}
+            if speaker_id not in speakers:
+                raise SynthesisError(f"unknown speaker {speaker_id!r}; known: {', '.join(sorted(speakers)) or 'none'}")
+            speaker_id = speakers[speaker_id]
+        try:
+            speaker_id = int(speaker_id)
+        except (TypeError, ValueError):
+            raise SynthesisError(f"speaker id must be an integer, got {speaker_id!r}") from None
+        n_speakers = self.acoustic.info.get("n_speakers")
+        if speaker_id < 0 or (n_speakers and speaker_id >= n_speakers):
+            known = f"0..{n_speakers - 1}" if n_speakers else "0 or more"
+            raise SynthesisError(f"unknown speaker id {speaker_id}: the acoustic model has speaker ids {known}")
+        return speaker_id
+
+    def _controls(self, speaker_id, speed, f0, energy):
+        speaker_id = self._speaker(speaker_id)
+        speed, f0, energy = (_check_ratio(name, value) for name, value in (("speed", speed), ("f0", f0), ("energy", energy)))
+        model_type = self.acoustic.info.get("model_type", "")
+        if "tacotron2" in model_type and (speed, f0, energy) != (1.0, 1.0, 1.0):
+            logger.warning("Tacotron2 has no speed, f0 or energy control; the ratios are ignored")
+        elif "fastspeech2" not in model_type and (f0, energy) != (1.0, 1.0):
+            logger.warning("%s has no f0 or energy control; those ratios are ignored", model_type)
+        return speaker_id, speed, f0, energy
+
+    def _pieces(self, text):
+        if not isinstance(text, str):
+            raise SynthesisError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise SynthesisError("empty text: nothing to synthesize")
+        if len(text) > self.max_chars:
+            raise SynthesisError(
+                f"text is {len(text)} characters, more than the {self.max_chars} one call accepts; "
+                "split it into several calls (or lines of --text-file)"
+            )
+        return split_sentences(text, self.piece_chars)
+
+    # ------------------------------------------------------------------ synthesis
+    def _encode(self, piece):
+        ids, dropped = self.processor.encode(piece)
+        eos = getattr(self.processor, "eos_id", None)
+        body = [index for index in ids if index != eos]
+        if dropped:
+            logger.warning("dropped characters with no symbol: %s", " ".join(map(repr, dropped)))
+        return ids if body else None
+
+    def _acoustic_inputs(self, ids, speaker_id, speed, f0, energy):
+        values = {
+            "input_ids": np.asarray([ids], np.int32),
+            "input_lengths": np.asarray([len(ids)], np.int32),
+            "speaker_ids": np.asarray([speaker_id], np.int32),
+            "speed_ratios": np.asarray([speed], np.float32),
+            "f0_ratios": np.asarray([f0], np.float32),
+            "energy_ratios": np.asarray([energy], np.float32),
+        }
+        return {name: values[name] for name in self.acoustic.input_names}
+
+    def _run_piece(self, piece, controls):
+        """One piece -> mels (F, num_mels), or audio (N,) for a text2wav model; None if no symbol is known.
+
+        A piece whose frames overflow the model's position table is cut in half and retried.
+        """
+        import tensorflow as tf
+
+        ids = self._encode(piece)
+        if ids is None:
+            return None
+        max_positions = self.acoustic.info.get("max_position_embeddings") or 0
+        halves = split_in_half(piece) if len(piece) > 1 else []
+        if max_positions and len(ids) > max_positions and len(halves) == 2:
+            return self._run_halves(halves, controls)
+        try:
+            outputs = self.acoustic(**self._acoustic_inputs(ids, *controls))
+        except (tf.errors.InvalidArgumentError, RuntimeError) as error:
+            # Predicted frames beyond the position table: a gather out of range (Keras,
+            # SavedModel) or a failed invoke (TFLite).
+            if len(halves) == 2:
+                logger.info("%d characters make too many frames; synthesizing them in two halves", len(piece))
+                return self._run_halves(halves, controls)
+            raise SynthesisError(f"the acoustic model failed on {piece!r} ({str(error).splitlines()[0]})") from None
+        if self.vocoder is None:
+            return np.asarray(outputs["audio"], np.float32).reshape(-1)
+        return np.asarray(outputs[self.acoustic.info["mel_output"]], np.float32)[0]
+
+    def _run_halves(self, halves, controls):
+        parts = [part for part in (self._run_piece(half, controls) for half in halves) if part is not None]
+        return np.concatenate(parts, axis=0) if parts else None
+
+    def _vocode(self, mels):
+        return np.asarray(self.vocoder(mels=np.asarray(mels, np.float32)[np.newaxis])["audio"], np.float32).reshape(-1)
+
+    def _segments(self, text, speaker_id, speed, f0, energy, vocode_piece):
+        """Audio of each piece (via vocode_piece(mels) -> iterable of chunks), with pauses between.
+
+        The text and controls are checked now; the pieces are synthesized as the result is iterated.
+        """
+        pieces = self._pieces(text)
+        controls = self._controls(speaker_id, speed, f0, energy)
+        return self._generate(text, pieces, controls, vocode_piece)
+
+    def _generate(self, text, pieces, controls, vocode_piece):
+        pause = np.zeros([int(round(self.pause_seconds * self.sampling_rate))], np.float32)
+        produced = False
+        for piece in pieces:
+            result = self._run_piece(piece, controls)
+            if result is None:
+                logger.warning("skipped %r: no symbol of it is known to %s", piece, type(self.processor).__name__)
+                continue
+            if produced and pause.size:
+                yield pause
+            produced = True
+            if self.vocoder is None:
+                yield result
+            else:
+                yield from vocode_piece(result)
+        if not produced:
+            raise SynthesisError(
+                f"no symbol of the text is known to {type(self.processor).__name__}: {text[:60]!r}; "
+                "check the processor (mapper JSON) and the language of the text"
+            )
+
+    def synthesize(self, text, speaker_id=0, speed=1.0, f0=1.0, energy=1.0):
+        """Text -> float32 audio (samples,) at `self.sampling_rate`; long text is synthesized
+        sentence by sentence and joined with `pause_seconds` of silence.
+
+        speed: duration multiplier (2.0 = half as fast); f0, energy: multipliers of the
+        predicted pitch and energy (FastSpeech2); speaker_id: an id or a name in the mapper.
+        """
+        segments = self._segments(text, speaker_id, speed, f0, energy, lambda mels: [self._vocode(mels)])
+        return np.concatenate(list(segments)).astype(np.float32)
+
+    # ------------------------------------------------------------------ streaming
+    @property
+    def context_frames(self):
+        """Mel frames of context each streamed chunk gets on both sides (the vocoder's receptive field)."""
+        if self._context_frames is None:
+            vocoder = getattr(self.vocoder, "model", None)
+            if vocoder is not None:
+                self._context_frames = receptive_field_frames(vocoder.config)
+            else:  # exported: recorded at export; a generous bound for files made elsewhere
+                self._context_frames = int(self.vocoder.info.get("receptive_field_frames") or UNKNOWN_CONTEXT_FRAMES)
+        return self._context_frames
+
+    def stream(self, text, speaker_id=0, speed=1.0, f0=1.0, energy=1.0, chunk_frames=32, context_frames=None):
+        """Like `synthesize`, but yields audio chunks as the vocoder makes them.
+
+        The acoustic model runs once per sentence, then the vocoder runs on chunks of
+        `chunk_frames` frames with `context_frames` (default `self.context_frames`) frames of
+        context on both sides; the concatenated chunks equal `synthesize`'s audio.
+        """
+        if self.vocoder is None:
+            raise SynthesisError(f"{self.acoustic.source} is a text2wav model: it cannot stream; use separate models")
+        context = self.context_frames if context_frames is None else int(context_frames)
+        hop_size = self.vocoder.info["hop_size"]
+
+        def vocode_piece(mels):
+            return stream_vocoder(lambda window: self.vocoder(mels=window)["audio"], mels, hop_size, context, chunk_frames)
+
+        return self._segments(text, speaker_id, speed, f0, energy, vocode_piece)
+
+    def time_to_first_audio(self, text, **kwargs):
+        """Seconds from the call until `stream` yields its first audio (acoustic model included)."""
+        from tensorflow_tts.inference.streaming import measure_stream
+
+        return measure_stream(self.stream(text, **kwargs))[1]

@@ -1,0 +1,217 @@
+"""TFLite export with builtin ops only (no Flex delegate), and a runner for the converted models.
+
+Every model is converted from its batch-1 serving function with dynamic time axes: the
+runner resizes the inputs to each call's lengths (`resize_tensor_input`), nothing is
+re-exported per length. `model_info` travels inside the flatbuffer as a metadata entry.
+"""
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+QUANTIZATIONS = ("float32", "float16", "int8")
+METADATA_NAME = "tensorflow_tts"
+
+
+class TFLiteExportError(Exception):
+    """A conversion that would need ops outside TFLite's builtin set, or a bad request."""
+
+
+# --------------------------------------------------------------------------- conversion
+def make_converter(function, trackable=None, quantize="float32"):
+    """A TFLiteConverter for a tf.function with an input signature, restricted to builtin ops.
+
+    quantize: "float32" (none), "float16" (weights stored as float16) or "int8" (dynamic
+    range: int8 weights, float activations). The op set is TFLITE_BUILTINS and nothing
+    else: a graph that needs a TensorFlow (Flex) op fails to convert rather than needing
+    the Flex delegate at run time.
+    """
+    import tensorflow as tf
+
+    if quantize not in QUANTIZATIONS:
+        raise TFLiteExportError(f"unknown quantization {quantize!r}; use one of {', '.join(QUANTIZATIONS)}")
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([function.get_concrete_function()], trackable)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    converter.allow_custom_ops = False
+    if quantize == "float16":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
+    elif quantize == "int8":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter
+
+
+def _convert(function, trackable, quantize, info):
+    converter = make_converter(function, trackable, quantize)
+    try:
+        flatbuffer = converter.convert()
+    except Exception as error:  # the converter raises its own ConverterError, with the op list
+        raise TFLiteExportError(
+            f"{info.get('model_type')}: conversion with builtin TFLite ops failed; a layer uses an op "
+            f"that needs Flex and must be rewritten in the model ({error})"
+        ) from None
+    flex = [name for name in operator_names(flatbuffer) if name.startswith("Flex")]
+    if flex:  # cannot happen with TFLITE_BUILTINS only; guards against converter changes
+        raise TFLiteExportError(f"{info.get('model_type')}: the converted model uses Flex ops {flex}")
+    return add_metadata(flatbuffer, dict(info, quantize=quantize))
+
+
+def convert_model(model, quantize="float32", sampling_rate=None, hop_size=None):
+    """A Keras model (FastSpeech2, FastSpeech, Tacotron2 or a vocoder) -> TFLite flatbuffer bytes.
+
+    Batch size 1; the signature "serving_default" has the inputs and outputs of
+    `export.serving_function` (e.g. input_ids -> mel_after, or mels -> audio).
+    """
+    from tensorflow_tts.inference.export import model_info, serving_function
+
+    info = model_info(model, sampling_rate=sampling_rate, hop_size=hop_size)
+    return _convert(serving_function(model, batch_size=1), model, quantize, info)
+
+
+def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
+    """An acoustic model and a vocoder -> one TFLite model: token ids (+ ratios) -> {"audio": (1, N, 1)}."""
+    import tensorflow as tf
+
+    from tensorflow_tts.inference.export import combined_info, model_info, text2wav_function
+
+    function = text2wav_function(acoustic, vocoder, batch_size=1)
+    info = combined_info(model_info(acoustic, sampling_rate=sampling_rate), model_info(vocoder, sampling_rate=sampling_rate))
+    holder = tf.Module()
+    holder.acoustic_variables = list(acoustic.variables)
+    holder.vocoder_variables = list(vocoder.variables)
+    return _convert(function, holder, quantize, info)
+
+
+# --------------------------------------------------------------------------- flatbuffer contents
+def _schema():
+    try:
+        from ai_edge_litert import schema_py_generated as schema
+    except ImportError:  # TensorFlow's copy of the same generated code
+        from tensorflow.lite.python import schema_py_generated as schema
+    return schema
+
+
+def operator_names(flatbuffer):
+    """The distinct operators of a TFLite model: builtin names ("CONV_2D") or custom codes ("FlexRFFT")."""
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(bytearray(flatbuffer), 0)
+    builtin_names = {value: name for name, value in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
+    names = set()
+    for index in range(model.OperatorCodesLength()):
+        code = model.OperatorCodes(index)
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin == schema.BuiltinOperator.CUSTOM:
+            names.add(code.CustomCode().decode())
+        else:
+            names.add(builtin_names.get(builtin, str(builtin)))
+    return sorted(names)
+
+
+def add_metadata(flatbuffer, info):
+    """The model with `info` (a JSON-able dict) stored as its "tensorflow_tts" metadata entry."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    schema = _schema()
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(json.dumps(info).encode("utf-8"), np.uint8)
+    model.buffers.append(buffer)
+    metadata = schema.MetadataT()
+    metadata.name = METADATA_NAME
+    metadata.buffer = len(model.buffers) - 1
+    model.metadata = list(model.metadata or []) + [metadata]
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def read_metadata(flatbuffer):
+    """The dict `add_metadata` stored, or None."""
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(bytearray(flatbuffer), 0)
+    for index in range(model.MetadataLength()):
+        entry = model.Metadata(index)
+        if entry.Name() is not None and entry.Name().decode() == METADATA_NAME:
+            data = model.Buffers(entry.Buffer()).DataAsNumpy()
+            return json.loads(bytes(data).decode("utf-8"))
+    return None
+
+
+# --------------------------------------------------------------------------- running
+def _interpreter_class():
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        import tensorflow as tf
+
+        Interpreter = tf.lite.Interpreter
+    return Interpreter
+
+
+class TFLiteModel:
+    """Runs a converted model by input name, resizing inputs to each call's shapes.
+
+    The interpreter keeps its default delegate (XNNPACK on CPU). `info` is the recorded
+    `model_info` (None for a file made elsewhere).
+
+        model = TFLiteModel("fastspeech2.tflite")
+        outputs = model(input_ids=ids[None], speaker_ids=[0], speed_ratios=[1.0], ...)
+        outputs["mel_after"]  # (1, F, num_mels)
+    """
+
+    def __init__(self, model, num_threads=None, signature_key="serving_default"):
+        if isinstance(model, (str, Path)):
+            self.path = Path(model)
+            if not self.path.is_file():
+                raise FileNotFoundError(f"{self.path}: no such TFLite file")
+            flatbuffer = self.path.read_bytes()
+        else:
+            self.path, flatbuffer = None, bytes(model)
+        if flatbuffer[4:8] != b"TFL3":  # the file identifier of every TFLite flatbuffer
+            raise ValueError(f"{self.path or 'model'}: not a TFLite model (no TFL3 identifier)")
+        self.info = read_metadata(flatbuffer)
+        self.interpreter = _interpreter_class()(model_content=flatbuffer, num_threads=num_threads)
+        signatures = self.interpreter.get_signature_list()
+        if signature_key not in signatures:
+            raise ValueError(f"{self.path or 'model'}: no signature {signature_key!r}; it has {sorted(signatures)}")
+        runner = self.interpreter.get_signature_runner(signature_key)
+        self._inputs = {name: details for name, details in runner.get_input_details().items()}
+        self._outputs = {name: details["index"] for name, details in runner.get_output_details().items()}
+        del runner  # it holds the interpreter's internals, which allocate_tensors refuses while shared
+        # Allocated on the first call, at its shapes: the declared shapes (1 for every dynamic
+        # axis) can be too short for a model (a reflection pad needs more than one frame).
+        self._shapes = {name: None for name in self._inputs}
+
+    @property
+    def input_names(self):
+        return sorted(self._inputs)
+
+    @property
+    def output_names(self):
+        return sorted(self._outputs)
+
+    def input_shape(self, name):
+        """The declared shape of an input, -1 where the axis is dynamic."""
+        return [int(size) for size in self._inputs[name]["shape_signature"]]
+
+    def __call__(self, **inputs):
+        """Named numpy inputs -> dict of named numpy outputs (copies)."""
+        missing = sorted(set(self._inputs) - set(inputs))
+        unknown = sorted(set(inputs) - set(self._inputs))
+        if missing or unknown:
+            raise ValueError(f"TFLite model inputs are {self.input_names}; missing {missing}, unknown {unknown}")
+        arrays = {name: np.asarray(value, dtype=self._inputs[name]["dtype"]) for name, value in inputs.items()}
+        resized = False
+        for name, array in arrays.items():
+            if self._shapes[name] != array.shape:
+                self.interpreter.resize_tensor_input(self._inputs[name]["index"], list(array.shape), strict=True)
+                self._shapes[name] = array.shape
+                resized = True
+        if resized:
+            self.interpreter.allocate_tensors()
+        for name, array in arrays.items():
+            self.interpreter.set_tensor(self._inputs[name]["index"], array)
+        self.interpreter.invoke()
+        return {name: np.array(self.interpreter.get_tensor(index)) for name, index in self._outputs.items()}

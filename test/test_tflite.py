@@ -1,0 +1,168 @@
+"""TFLite export: builtin ops only, dynamic time axis, float32/float16/int8, one text2wav model.
+
+Every model is converted once per session (conversion is the slow part) and compared with
+its Keras model in the ai-edge-litert interpreter (XNNPACK, the default delegate).
+
+float16 and int8 are checked end to end on the text2wav model (FastSpeech2 + MB-MelGAN), so
+one conversion covers an acoustic model and a vocoder. Measured on the tiny random-weight
+models: see TOLERANCE.
+"""
+
+import numpy as np
+import pytest
+
+import tensorflow_tts  # noqa: F401  (before tensorflow: tf.keras is Keras 2)
+import tensorflow as tf  # noqa: E402
+
+from tensorflow_tts.inference.export import serving_function  # noqa: E402
+from tensorflow_tts.inference.tflite import (  # noqa: E402
+    TFLiteModel,
+    add_metadata,
+    make_converter,
+    operator_names,
+    read_metadata,
+)
+from test_export import (  # noqa: E402
+    NUM_MELS,
+    fastspeech2_inputs,
+    keras_mels,
+    shared_models,
+    shared_tflite,
+    tiny_vocoder,
+    token_batches,
+)
+
+# Max abs difference to Keras. Measured: float32 ~1e-6 (mels and audio), float16 ~3e-4 and
+# dynamic-range int8 ~1.4e-3 on text2wav audio peaking at ~0.6 (durations identical).
+TOLERANCE = {"float32": 1e-4, "float16": 2e-3, "int8": 1e-2}
+VOCODERS = ("melgan_generator", "multiband_melgan_generator", "hifigan_generator")
+
+
+@pytest.fixture(scope="module")
+def keras_models():
+    return shared_models()
+
+
+class Converted(dict):
+    """(model name, quantization) -> flatbuffer, converted on first use (shared with other test files)."""
+
+    def __missing__(self, key):
+        return shared_tflite(*key)
+
+
+@pytest.fixture(scope="module")
+def converted():
+    return Converted()
+
+
+def acoustic_inputs(model_name, ids):
+    inputs = fastspeech2_inputs(ids)
+    if model_name == "fastspeech":
+        del inputs["f0_ratios"], inputs["energy_ratios"]
+    return inputs
+
+
+@pytest.mark.parametrize("quantize", ["float32", "float16", "int8"])
+def test_converter_gets_builtin_ops_only(keras_models, quantize):
+    converter = make_converter(serving_function(keras_models["hifigan_generator"], batch_size=1), quantize=quantize)
+    assert set(converter.target_spec.supported_ops) == {tf.lite.OpsSet.TFLITE_BUILTINS}
+    assert tf.lite.OpsSet.SELECT_TF_OPS not in converter.target_spec.supported_ops
+    assert not converter.allow_custom_ops
+
+
+def test_converted_models_hold_no_flex_or_custom_op(converted):
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    builtin_names = {name for name in vars(schema.BuiltinOperator) if not name.startswith("_")}
+    for key in [(name, "float32") for name in ("fastspeech2", "fastspeech") + VOCODERS] + [
+        ("text2wav", "float32"), ("text2wav", "float16"), ("text2wav", "int8")
+    ]:
+        names = operator_names(converted[key])
+        assert names and set(names) <= builtin_names - {"CUSTOM"}, (key, names)
+
+
+@pytest.mark.parametrize("name", ["fastspeech2", "fastspeech"])
+def test_float32_acoustic_matches_keras_on_10_lengths(keras_models, converted, name):
+    tflite = TFLiteModel(converted[(name, "float32")])
+    assert tflite.input_shape("input_ids") == [1, -1]  # one model, any length
+    worst = 0.0
+    for ids in token_batches(10):
+        inputs = acoustic_inputs(name, ids)
+        expected = keras_mels(keras_models[name], inputs)
+        mels = tflite(**inputs)["mel_after"]
+        assert mels.shape == expected.shape
+        worst = max(worst, np.abs(mels - expected).max())
+    print(f"{name} float32 TFLite vs Keras: {worst:.2e}")
+    assert worst < TOLERANCE["float32"]
+
+
+@pytest.mark.parametrize("name", VOCODERS)
+def test_float32_vocoder_matches_keras_on_10_lengths(keras_models, converted, name):
+    tflite = TFLiteModel(converted[(name, "float32")])
+    assert tflite.input_shape("mels") == [1, -1, NUM_MELS]
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for frames in range(3, 33, 3):
+        mels = rng.normal(size=[1, frames, NUM_MELS]).astype(np.float32)
+        expected = keras_models[name](mels).numpy()
+        audio = tflite(mels=mels)["audio"]
+        assert audio.shape == expected.shape
+        worst = max(worst, np.abs(audio - expected).max())
+    print(f"{name} float32 TFLite vs Keras: {worst:.2e}")
+    assert worst < TOLERANCE["float32"]
+
+
+@pytest.mark.parametrize("quantize", ["float16", "int8"])
+def test_quantized_text2wav_stays_close_to_keras(keras_models, converted, quantize):
+    """FastSpeech2 + MB-MelGAN quantized together: the audio of 3 lengths against the Keras pipeline."""
+    text2wav = TFLiteModel(converted[("text2wav", quantize)])
+    assert text2wav.info["quantize"] == quantize
+    assert len(converted[("text2wav", quantize)]) < len(converted[("text2wav", "float32")])
+    worst = 0.0
+    for ids in token_batches(3, lengths=(4, 9, 17)):
+        inputs = fastspeech2_inputs(ids)
+        expected = keras_models["multiband_melgan_generator"](keras_mels(keras_models["fastspeech2"], inputs)).numpy()
+        audio = text2wav(**inputs)["audio"]
+        assert audio.shape == expected.shape  # the same durations were predicted
+        worst = max(worst, np.abs(audio - expected).max())
+    print(f"{quantize} text2wav TFLite vs Keras: audio {worst:.2e} (audio peak {np.abs(expected).max():.2f})")
+    assert worst < TOLERANCE[quantize]
+
+
+def test_text2wav_model_goes_from_token_ids_to_waveform(keras_models, converted):
+    text2wav = TFLiteModel(converted[("text2wav", "float32")])
+    assert text2wav.output_names == ["audio"] and text2wav.info["role"] == "text2wav"
+    worst = 0.0
+    for ids in token_batches(3):
+        inputs = fastspeech2_inputs(ids)
+        expected = keras_models["multiband_melgan_generator"](keras_mels(keras_models["fastspeech2"], inputs)).numpy()
+        audio = text2wav(**inputs)["audio"]
+        assert audio.shape == expected.shape
+        worst = max(worst, np.abs(audio - expected).max())
+    print(f"text2wav float32 TFLite vs Keras: {worst:.2e}")
+    assert worst < TOLERANCE["float32"]
+
+
+def test_model_info_travels_in_the_flatbuffer(converted):
+    info = read_metadata(converted[("multiband_melgan_generator", "float32")])
+    assert info["model_type"] == "multiband_melgan_generator" and info["hop_size"] == 12
+    assert info["num_mels"] == NUM_MELS and info["receptive_field_frames"] > 0
+    again = add_metadata(converted[("melgan_generator", "float32")], {"note": "replaced"})
+    assert TFLiteModel(again)(mels=np.zeros([1, 2, NUM_MELS], np.float32))["audio"].shape == (1, 12, 1)
+
+
+def test_runner_names_its_inputs_when_one_is_missing(converted):
+    tflite = TFLiteModel(converted[("fastspeech2", "float32")])
+    with pytest.raises(ValueError, match="missing \\['energy_ratios'"):
+        tflite(**{name: value for name, value in fastspeech2_inputs(token_batches(1)[0]).items() if name != "energy_ratios"})
+
+
+def test_export_cli_writes_a_quantized_tflite(tmp_path):
+    from tensorflow_tts.bin.export import main
+    from test_export import save_model_folder
+
+    vocoder = save_model_folder(tiny_vocoder("melgan_generator"), tmp_path / "melgan", sampling_rate=8000)
+    args = ["--model", str(vocoder), "--format", "tflite", "--quantize", "float16", "--outdir", str(tmp_path / "out")]
+    assert main(args) == 0
+    tflite = TFLiteModel(tmp_path / "out" / "melgan_generator_float16.tflite")
+    assert tflite.info["quantize"] == "float16" and tflite.info["sampling_rate"] == 8000
