@@ -53,6 +53,7 @@ setup(
                 ("export", "export"),
                 ("synthesize", "synthesize"),
                 ("convert", "convert"),
+                ("textgrid-to-durations", "textgrid_to_durations"),
             )
         ]
     },

@@ -1,0 +1,125 @@
+"""Train FastSpeech (v1) from the durations in a dump.
+
+    python examples/fastspeech/train_fastspeech.py \
+        --train-dir ./dump/train/ --dev-dir ./dump/valid/ --outdir ./exp/fastspeech \
+        --config examples/fastspeech/conf/fastspeech.v1.yaml --use-norm 1 --mixed_precision 0
+
+The dump needs DUMP/<split>/durations/ (examples/fastspeech2/extract_durations.py writes
+them from the built-in aligner; a Tacotron2 teacher or TextGrids work as well).
+"""
+
+import argparse
+import logging
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import tensorflow_tts  # noqa: E402,F401
+
+from examples.fastspeech2 import recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
+from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae  # noqa: E402
+from tensorflow_tts.models import TFFastSpeech  # noqa: E402
+from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
+from tensorflow_tts.trainers import Seq2SeqBasedTrainer  # noqa: E402
+from tensorflow_tts.utils.durations import DumpCheckError, fix_batch_durations  # noqa: E402
+
+logger = logging.getLogger("tensorflow_tts.train_fastspeech")
+
+
+class FastSpeechTrainer(Seq2SeqBasedTrainer):
+    """FastSpeech's losses: log-duration MSE and mel L1 before/after the postnet.
+
+    Duration targets are the batch's ``duration_gts``, repaired to sum to the mel lengths.
+    """
+
+    def load_pretrained(self, path):
+        if str(path).endswith(".h5"):
+            self.model.load_weights(path)  # ours or a TensorFlowTTS 1.8 file
+            return
+        super().load_pretrained(path)
+
+    def call_model(self, batch, training):
+        durations = fix_batch_durations(batch["duration_gts"], batch["input_lengths"], batch["mel_lengths"])
+        mel_before, mel_after, duration_outputs = self.model(
+            batch["input_ids"], batch["speaker_ids"], durations, training=training
+        )
+        return {
+            "mel_before": mel_before,
+            "mel_after": mel_after,
+            "duration_outputs": duration_outputs,
+            "duration_targets": durations,
+        }
+
+    def compute_per_example_losses(self, batch, outputs):
+        mel_lengths = batch["mel_lengths"]
+        return {
+            "duration_loss": log_duration_loss(outputs["duration_targets"], outputs["duration_outputs"], batch["input_lengths"]),
+            "mel_loss_before": masked_mel_mae(batch["mel_gts"], outputs["mel_before"], mel_lengths),
+            "mel_loss_after": masked_mel_mae(batch["mel_gts"], outputs["mel_after"], mel_lengths),
+        }
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Train FastSpeech (TensorFlowTTS flags).")
+    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
+    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
+    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir and --dev-dir")
+    parser.add_argument("--outdir", required=True)
+    parser.add_argument("--config", required=True, help="examples/fastspeech/conf/*.yaml")
+    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool)
+    parser.add_argument("--mixed_precision", default="0", type=recipe_lib.as_bool)
+    parser.add_argument("--resume", default="")
+    parser.add_argument("--pretrained", default="")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    args = parser.parse_args(argv)
+    if args.dump_dir:
+        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
+        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
+    if not args.train_dir:
+        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    recipe_lib.setup_logging(args.verbose)
+    from tensorflow_tts.utils import return_strategy
+
+    strategy = return_strategy()
+    try:
+        recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir)
+        dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
+        if not recipe_lib.has_durations(dump_dir, train_split):
+            raise FileNotFoundError(
+                f"{dump_dir / train_split / 'durations'}: FastSpeech needs durations in the dump; write them "
+                "with examples/fastspeech2/extract_durations.py (or tensorflow-tts-textgrid-to-durations)"
+            )
+        common = dict(
+            use_norm=args.use_norm,
+            with_durations=True,
+            with_f0_energy=False,
+            n_speakers=recipe.model_config.n_speakers,
+            vocab_size=recipe.model_config.vocab_size,
+            num_replicas=strategy.num_replicas_in_sync,
+        )
+        train_batches, _ = recipe_lib.build_dataset(args.train_dir, recipe.data_config, training=True, **common)
+        valid_batches = None
+        if args.dev_dir:
+            valid_batches, _ = recipe_lib.build_dataset(args.dev_dir, recipe.data_config, training=False, **common)
+    except (ConfigError, DumpCheckError, ValueError, FileNotFoundError) as error:
+        logger.error("%s", error)
+        return 2
+    recipe_lib.write_config(recipe, args.outdir, {"use_norm": args.use_norm})
+    trainer = FastSpeechTrainer(config=recipe.trainer_config, strategy=strategy, is_mixed_precision=args.mixed_precision)
+    with strategy.scope():
+        model = TFFastSpeech(config=recipe.model_config, name="fastspeech")
+        model._build()
+        trainer.compile(model, create_optimizer(recipe.optimizer_params, recipe.trainer_config.train_max_steps))
+    trainer.fit(train_batches, valid_batches, resume=args.resume or None, pretrained=args.pretrained or None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Wiring shared by the FastSpeech and FastSpeech2 scripts: YAML parts, dump checks, datasets, weights.
+
+Nothing model-specific is computed here; it only connects package pieces the way the
+train/decode/extract scripts all need them.
+"""
+
+import dataclasses
+import logging
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+import yaml
+
+from tensorflow_tts.configs.aligner import AlignerConfig
+from tensorflow_tts.configs.base_config import ConfigError
+from tensorflow_tts.configs.data import AcousticDataConfig
+from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml
+from tensorflow_tts.configs.trainer import TrainerConfig
+from tensorflow_tts.datasets import AcousticDataset
+from tensorflow_tts.utils.durations import read_stats, screen_utterances
+
+logger = logging.getLogger("tensorflow_tts.recipe")
+
+
+@dataclasses.dataclass
+class Recipe:
+    """A training YAML split into the configs that read it."""
+
+    model_type: str
+    model_config: object
+    trainer_config: TrainerConfig
+    data_config: AcousticDataConfig
+    optimizer_params: dict
+    aligner_config: AlignerConfig
+    values: dict  # the whole YAML mapping, as read
+
+
+def load_recipe(path, expected_model_type, outdir=None):
+    """Read a training YAML; unknown keys anywhere are errors that name the file.
+
+    expected_model_type: the script's model ("fastspeech2"), or None for either FastSpeech.
+    """
+    values = read_yaml(path)
+    model_type = values.get("model_type", expected_model_type)
+    if expected_model_type is None:
+        if model_type not in ("fastspeech", "fastspeech2"):
+            raise ConfigError(f"{path}: model_type {model_type!r}: expected fastspeech or fastspeech2")
+    elif model_type != expected_model_type:
+        raise ConfigError(f"{path}: model_type is {model_type!r}; this script trains {expected_model_type!r}")
+    model_blocks, rest = split_training_yaml(values)
+    model_config = model_config_from_yaml({**model_blocks, "model_type": model_type}, source=str(path))
+    trainer_config, rest = TrainerConfig.split(rest, source=str(path))
+    if outdir is not None:
+        trainer_config = dataclasses.replace(trainer_config, outdir=str(outdir))
+    rest = dict(rest)
+    optimizer_params = rest.pop("optimizer_params", None) or {}
+    aligner_config = AlignerConfig.from_dict(rest.pop("aligner_params", None) or {}, source=f"{path}: aligner_params")
+    data_config = AcousticDataConfig.from_dict(rest, source=str(path))
+    return Recipe(model_type, model_config, trainer_config, data_config, optimizer_params, aligner_config, values)
+
+
+def split_dir_parts(split_dir):
+    """dump/train -> (dump, "train"): the AcousticDataset arguments of a --train-dir/--dev-dir."""
+    split_dir = Path(split_dir).resolve()
+    return split_dir.parent, split_dir.name
+
+
+def has_durations(dump_dir, split):
+    folder = Path(dump_dir) / split / "durations"
+    return folder.is_dir() and any(folder.iterdir())
+
+
+def stats_or_default(path, dump_dir, name):
+    """[mean, std] from --f0-stat/--energy-stat, else from the dump's own file."""
+    return read_stats(path if path else Path(dump_dir) / name)
+
+
+def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speakers, vocab_size, num_replicas,
+                  training, need_frames_per_token=False, with_f0_energy=True):
+    """Screen a dump split and batch it with the global batch (per-replica size x replicas).
+
+    Returns: (tf.data.Dataset of batches, AcousticDataset).
+    """
+    dump_dir, split = split_dir_parts(split_dir)
+    report = screen_utterances(
+        dump_dir,
+        split,
+        mel_folder="norm-feats" if use_norm else "raw-feats",
+        with_durations=with_durations,
+        n_speakers=n_speakers,
+        vocab_size=vocab_size,
+        max_fix_frames=data_config.max_duration_fix_frames,
+        need_frames_per_token=need_frames_per_token,
+    )
+    dataset = AcousticDataset(
+        dump_dir,
+        split,
+        use_norm=use_norm,
+        with_durations=with_durations,
+        with_f0_energy=with_f0_energy,
+        normalize_f0_energy=False,
+        utt_ids=report.kept,
+        mel_length_threshold=data_config.length_threshold(),
+        max_mel_length=data_config.max_mel_length,
+        allow_cache=data_config.allow_cache,
+    )
+    per_replica = data_config.batch_size if training else (data_config.eval_batch_size or data_config.batch_size)
+    global_batch = per_replica * num_replicas
+    max_batch = data_config.max_batch_size * num_replicas if data_config.max_batch_size else None
+    shuffle = training and data_config.is_shuffle
+    if not training or data_config.batching == "padded":
+        batches = dataset.create(
+            batch_size=global_batch,
+            batching="padded",
+            num_replicas=num_replicas,
+            drop_remainder=training and len(dataset) >= global_batch,
+            shuffle=shuffle,
+        )
+    elif data_config.batching == "bucket":
+        batches = dataset.create(
+            batch_size=None if data_config.batch_frames else global_batch,
+            batch_frames=data_config.batch_frames * num_replicas if data_config.batch_frames else None,
+            batching="bucket",
+            max_batch_size=max_batch,
+            num_replicas=num_replicas,
+            shuffle=shuffle,
+        )
+    else:
+        batches = dataset.create(
+            batching="frames",
+            batch_frames=data_config.batch_frames * num_replicas,
+            max_batch_size=max_batch,
+            num_replicas=num_replicas,
+            drop_remainder=True,
+            shuffle=shuffle,
+        )
+    return batches, dataset
+
+
+def restore_weights(models, path):
+    """Load weights into ``models`` ({checkpoint name: model}) from a checkpoint or an .h5.
+
+    ``path``: a `ckpt-N` prefix, a checkpoint directory (its latest), or a single model's
+    `.h5` (then ``models`` must hold one model; TensorFlowTTS 1.8 files work too).
+    """
+    path = str(path)
+    if path.endswith(".h5"):
+        if len(models) != 1:
+            raise ValueError(f"{path}: an .h5 file holds one model, expected a checkpoint for {sorted(models)}")
+        next(iter(models.values())).load_weights(path)
+        return path
+    if os.path.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise FileNotFoundError(f"{path}: no checkpoint in this directory")
+        path = latest
+    status = tf.train.Checkpoint(**models).restore(path)
+    status.expect_partial()
+    status.assert_existing_objects_matched()
+    return path
+
+
+def write_config(recipe, outdir, extra=None):
+    """Save the YAML actually used (plus the flags) to outdir/config.yml, as 1.8 did."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    values = dict(recipe.values)
+    values.update(extra or {})
+    with open(outdir / "config.yml", "w", encoding="utf-8") as stream:
+        yaml.safe_dump(values, stream, sort_keys=False)
+
+
+def setup_logging(verbose):
+    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("tensorflow_tts").setLevel(level)
+    logging.getLogger("tensorflow").setLevel(max(level, logging.WARNING))  # its INFO lines repeat per replica
+
+
+def as_bool(text):
+    """1.8 passed booleans as 0/1 (``--use-norm 1``); accept those and true/false."""
+    value = str(text).strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    raise ValueError(f"expected 0/1 or true/false, got {text!r}")
+
+
+def read_ids(path):
+    return np.load(path).astype(np.int32)

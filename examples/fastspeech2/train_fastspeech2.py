@@ -1,0 +1,266 @@
+"""Train FastSpeech2 on a dump; with no durations in the dump, the built-in aligner learns them.
+
+    python examples/fastspeech2/train_fastspeech2.py \
+        --train-dir ./dump/train/ --dev-dir ./dump/valid/ --outdir ./exp/fastspeech2 \
+        --config examples/fastspeech2/conf/fastspeech2.v1.yaml --use-norm 1 \
+        --f0-stat ./dump/stats_f0.npy --energy-stat ./dump/stats_energy.npy --mixed_precision 1
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import tensorflow_tts  # noqa: E402,F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+
+import logging  # noqa: E402
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from examples.fastspeech2 import recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.configs.aligner import AlignerConfig  # noqa: E402
+from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
+from tensorflow_tts.layers.aligner import Aligner  # noqa: E402
+from tensorflow_tts.losses.alignment import binarization_loss, forward_sum_loss  # noqa: E402
+from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae, masked_mse  # noqa: E402
+from tensorflow_tts.models import TFFastSpeech2  # noqa: E402
+from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
+from tensorflow_tts.trainers import Seq2SeqBasedTrainer  # noqa: E402
+from tensorflow_tts.utils.durations import (  # noqa: E402
+    DumpCheckError,
+    average_by_durations,
+    fix_batch_durations,
+    normalize_nonzero,
+)
+
+logger = logging.getLogger("tensorflow_tts.train_fastspeech2")
+
+
+class FastSpeech2Trainer(Seq2SeqBasedTrainer):
+    """FastSpeech2's losses: log-duration MSE, F0/energy MSE, mel L1 before/after the postnet.
+
+    With an aligner (``compile(model, optimizer, aligner=...)``), its hard durations
+    (no gradient) are the duration targets and its forward-sum and binarization losses are
+    added; otherwise the batch's ``duration_gts`` are used (repaired to sum to the mel
+    lengths). F0 and energy targets: per token, the mean of the non-zero frame values
+    over the token's frames, standardised with ``f0_stats``/``energy_stats`` ([mean, std]
+    over voiced frames); per frame with ``variance_level: frame``. Batches carry raw F0
+    and energy (AcousticDataset with normalize_f0_energy=False).
+
+    Args: as BaseTrainer, plus aligner_config (AlignerConfig or dict: loss weights and the
+        binarization schedule), f0_stats, energy_stats ([mean, std]; None = no scaling).
+    """
+
+    def __init__(self, config, strategy=None, steps=0, epochs=0, is_mixed_precision=False,
+                 aligner_config=None, f0_stats=None, energy_stats=None):
+        super().__init__(config, strategy=strategy, steps=steps, epochs=epochs, is_mixed_precision=is_mixed_precision)
+        if isinstance(aligner_config, dict):
+            aligner_config = AlignerConfig.from_dict(aligner_config, source="aligner_params")
+        self.aligner_config = aligner_config or AlignerConfig()
+        self.f0_stats = None if f0_stats is None else np.asarray(f0_stats, np.float32)
+        self.energy_stats = None if energy_stats is None else np.asarray(energy_stats, np.float32)
+        self.aligner = None
+
+    def compile(self, model, optimizer, aligner=None):
+        """Attach the built model (and the built aligner, trained by the same optimizer)."""
+        self.model = model
+        self.aligner = aligner
+        models = {"model": model} if aligner is None else {"model": model, "aligner": aligner}
+        self.optimizer = self._register_group("model", models, optimizer).optimizer
+
+    def load_pretrained(self, path):
+        """A 1.8 or our own FastSpeech2 .h5 initialises the model only; a checkpoint both."""
+        if str(path).endswith(".h5"):
+            self.model.load_weights(path)
+            logger.info("loaded pretrained model weights from %s", path)
+            return
+        super().load_pretrained(path)
+
+    # ------------------------------------------------------------------ targets
+
+    def _variance_targets(self, batch, durations):
+        """Raw per-frame F0/energy (B, F) -> normalised targets (B, T) or (B, F)."""
+        if self.model.config.variance_level == "token":
+            f0 = average_by_durations(batch["f0_gts"], durations)
+            energy = average_by_durations(batch["energy_gts"], durations)
+        else:
+            f0, energy = batch["f0_gts"], batch["energy_gts"]
+        return normalize_nonzero(f0, self.f0_stats), normalize_nonzero(energy, self.energy_stats)
+
+    def call_model(self, batch, training):
+        input_lengths, mel_lengths = batch["input_lengths"], batch["mel_lengths"]
+        outputs = {}
+        if self.aligner is not None:
+            aligned = self.aligner(batch["input_ids"], batch["mel_gts"], input_lengths, mel_lengths, training=training)
+            durations = tf.stop_gradient(aligned["durations"])
+            outputs.update(
+                alignment_log_probs=aligned["log_probs"], alignment=aligned["soft"], alignment_hard=aligned["hard"]
+            )
+        else:
+            durations = fix_batch_durations(batch["duration_gts"], input_lengths, mel_lengths)
+        f0, energy = self._variance_targets(batch, durations)
+        mel_before, mel_after, duration_outputs, f0_outputs, energy_outputs = self.model(
+            batch["input_ids"], batch["speaker_ids"], durations, f0, energy, training=training
+        )
+        outputs.update(
+            mel_before=mel_before,
+            mel_after=mel_after,
+            duration_outputs=duration_outputs,
+            f0_outputs=f0_outputs,
+            energy_outputs=energy_outputs,
+            duration_targets=durations,
+            f0_targets=f0,
+            energy_targets=energy,
+        )
+        return outputs
+
+    # ------------------------------------------------------------------ losses
+
+    def _binarization_weight(self):
+        """0 before binarization_start_steps, then a linear ramp to the weight over the warm-up."""
+        config = self.aligner_config
+        step = tf.cast(self.optimizer.iterations, tf.float32)
+        ramp = (step - config.binarization_start_steps) / max(config.binarization_warmup_steps, 1)
+        return config.binarization_loss_weight * tf.clip_by_value(ramp, 0.0, 1.0) * tf.cast(
+            step >= config.binarization_start_steps, tf.float32
+        )
+
+    def compute_per_example_losses(self, batch, outputs):
+        input_lengths, mel_lengths = batch["input_lengths"], batch["mel_lengths"]
+        variance_lengths = input_lengths if self.model.config.variance_level == "token" else mel_lengths
+        losses = {
+            "duration_loss": log_duration_loss(outputs["duration_targets"], outputs["duration_outputs"], input_lengths),
+            "f0_loss": masked_mse(outputs["f0_targets"], outputs["f0_outputs"], variance_lengths),
+            "energy_loss": masked_mse(outputs["energy_targets"], outputs["energy_outputs"], variance_lengths),
+            "mel_loss_before": masked_mel_mae(batch["mel_gts"], outputs["mel_before"], mel_lengths),
+            "mel_loss_after": masked_mel_mae(batch["mel_gts"], outputs["mel_after"], mel_lengths),
+        }
+        total = tf.add_n(list(losses.values()))
+        if self.aligner is not None:
+            config = self.aligner_config
+            losses["forward_sum_loss"] = forward_sum_loss(
+                outputs["alignment_log_probs"], input_lengths, mel_lengths, config.blank_logprob
+            )
+            losses["binarization_loss"] = binarization_loss(outputs["alignment_hard"], outputs["alignment"], mel_lengths)
+            total += config.forward_sum_loss_weight * losses["forward_sum_loss"]
+            total += self._binarization_weight() * losses["binarization_loss"]
+        return total, losses
+
+    # ------------------------------------------------------------------ figures
+
+    def intermediate_results(self, batch, outputs):
+        """Predicted vs target mel, and the soft and hard alignments, of the first utterance."""
+        from tensorflow_tts.utils.plotting import plot_alignment, plot_mel_comparison
+
+        mel_length = int(batch["mel_lengths"][0])
+        input_length = int(batch["input_lengths"][0])
+        images = {
+            "mel": plot_mel_comparison(
+                outputs["mel_after"][0], batch["mel_gts"][0], length=mel_length, title=f"step {self.steps}"
+            )
+        }
+        durations = outputs["duration_targets"][0][:input_length]
+        hard = np.zeros([mel_length, input_length], np.float32)
+        hard[np.arange(mel_length), np.repeat(np.arange(input_length), durations)[:mel_length]] = 1.0
+        images["alignment_hard"] = plot_alignment(hard, title=f"durations, step {self.steps}")
+        if "alignment" in outputs:
+            images["alignment"] = plot_alignment(
+                outputs["alignment"][0],
+                title=f"soft alignment, step {self.steps}",
+                input_length=input_length,
+                output_length=mel_length,
+            )
+        return {"images": images}
+
+
+def build_fastspeech2(model_config, aligner_config=None, num_mels=None):
+    """The built FastSpeech2 model and, when asked, its built aligner (call in strategy.scope())."""
+    model = TFFastSpeech2(config=model_config, name="fastspeech2")
+    model._build()
+    aligner = None
+    if aligner_config is not None:
+        aligner = Aligner(aligner_config, model_config.vocab_size, num_mels or model_config.num_mels).build_once()
+    return model, aligner
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Train FastSpeech2 (TensorFlowTTS flags).")
+    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
+    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
+    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir, --dev-dir and the stats")
+    parser.add_argument("--outdir", required=True, help="checkpoints, TensorBoard logs, predictions")
+    parser.add_argument("--config", required=True, help="examples/fastspeech2/conf/*.yaml")
+    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="1: norm-feats, 0: raw-feats")
+    parser.add_argument("--f0-stat", default=None, help="stats_f0.npy (default: the dump's)")
+    parser.add_argument("--energy-stat", default=None, help="stats_energy.npy (default: the dump's)")
+    parser.add_argument("--mixed_precision", default="0", type=recipe_lib.as_bool, help="1: mixed precision")
+    parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
+    parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    args = parser.parse_args(argv)
+    if args.dump_dir:
+        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
+        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
+    if not args.train_dir:
+        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    recipe_lib.setup_logging(args.verbose)
+    from tensorflow_tts.utils import return_strategy
+
+    strategy = return_strategy()  # before any tensor: it may split the CPU into replicas
+    try:
+        recipe = recipe_lib.load_recipe(args.config, "fastspeech2", outdir=args.outdir)
+        dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
+        f0_stats = recipe_lib.stats_or_default(args.f0_stat, dump_dir, "stats_f0.npy")
+        energy_stats = recipe_lib.stats_or_default(args.energy_stat, dump_dir, "stats_energy.npy")
+        use_aligner = recipe.aligner_config.enabled
+        if use_aligner is None:
+            use_aligner = not recipe_lib.has_durations(dump_dir, train_split)
+        replicas = strategy.num_replicas_in_sync
+        logger.info(
+            "training on %d replica(s); duration targets: %s",
+            replicas, "built-in aligner" if use_aligner else "durations/ of the dump",
+        )
+        common = dict(
+            use_norm=args.use_norm,
+            with_durations=not use_aligner,
+            n_speakers=recipe.model_config.n_speakers,
+            vocab_size=recipe.model_config.vocab_size,
+            num_replicas=replicas,
+            need_frames_per_token=use_aligner,
+        )
+        train_batches, train_dataset = recipe_lib.build_dataset(args.train_dir, recipe.data_config, training=True, **common)
+        valid_batches = None
+        if args.dev_dir:
+            valid_batches, _ = recipe_lib.build_dataset(args.dev_dir, recipe.data_config, training=False, **common)
+    except (ConfigError, DumpCheckError, ValueError, FileNotFoundError) as error:
+        logger.error("%s", error)
+        return 2
+    recipe_lib.write_config(recipe, args.outdir, {"use_norm": args.use_norm, "use_internal_aligner": bool(use_aligner)})
+
+    trainer = FastSpeech2Trainer(
+        config=recipe.trainer_config,
+        strategy=strategy,
+        is_mixed_precision=args.mixed_precision,
+        aligner_config=recipe.aligner_config,
+        f0_stats=f0_stats,
+        energy_stats=energy_stats,
+    )
+    with strategy.scope():
+        model, aligner = build_fastspeech2(
+            recipe.model_config, recipe.aligner_config if use_aligner else None, train_dataset.num_mels
+        )
+        optimizer = create_optimizer(recipe.optimizer_params, recipe.trainer_config.train_max_steps)
+        trainer.compile(model, optimizer, aligner=aligner)
+    trainer.fit(train_batches, valid_batches, resume=args.resume or None, pretrained=args.pretrained or None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""AcousticDataConfig: the data-loader keys of acoustic-model training YAMLs (TensorFlowTTS 1.8 + new ones)."""
+
+import dataclasses
+import typing
+
+from tensorflow_tts.configs.base_config import BaseConfig
+
+BATCHING_MODES = ("padded", "bucket", "frames")
+
+
+@dataclasses.dataclass
+class AcousticDataConfig(BaseConfig):
+    """How a training script reads the dump (keys at the top level of the YAML, as in 1.8)."""
+
+    hop_size: int = 256  # samples per mel frame (must match preprocessing)
+    format: str = "npy"  # feature file format; only npy exists
+    batch_size: int = 16  # per replica; the global batch is batch_size * replicas
+    remove_short_samples: bool = True  # drop utterances with <= mel_length_threshold frames
+    allow_cache: bool = True  # keep decoded examples in memory after the first epoch
+    mel_length_threshold: int = 32
+    is_shuffle: bool = True  # reshuffle every epoch
+    # --- Not in 1.8 ---
+    # "padded": batches of batch_size in random order; "bucket": length buckets of
+    # batch_size; "frames": batches of at most batch_frames padded frames (per replica).
+    batching: str = "padded"
+    batch_frames: typing.Optional[int] = None  # per-replica frame budget for batching: frames
+    max_batch_size: typing.Optional[int] = None  # per replica, caps "frames"/"bucket" batches
+    max_mel_length: typing.Optional[int] = None  # drop longer utterances (null keeps all)
+    # Durations read from the dump that miss the mel length by more frames than this are
+    # skipped; smaller misses are repaired (null: always repair).
+    max_duration_fix_frames: typing.Optional[int] = None
+    eval_batch_size: typing.Optional[int] = None  # per replica; null = batch_size
+
+    def __post_init__(self):
+        if self.format != "npy":
+            raise ValueError(f"format={self.format!r}: only 'npy' dumps are supported")
+        if self.batch_size < 1 or self.hop_size < 1:
+            raise ValueError("batch_size and hop_size must be >= 1")
+        if self.batching not in BATCHING_MODES:
+            raise ValueError(f"batching={self.batching!r}: expected one of {', '.join(BATCHING_MODES)}")
+        if self.batching == "frames" and not self.batch_frames:
+            raise ValueError("batching: frames needs batch_frames (padded mel frames per replica batch)")
+
+    def length_threshold(self):
+        """The mel_length_threshold in effect (0 when remove_short_samples is off)."""
+        return self.mel_length_threshold if self.remove_short_samples else 0

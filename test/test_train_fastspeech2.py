@@ -1,0 +1,236 @@
+"""FastSpeech2 and FastSpeech training from the bundled corpus: built-in aligner, extracted durations, decoding."""
+
+import tensorflow_tts  # noqa: F401
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "test"))
+
+from examples.fastspeech2 import decode_fastspeech2, extract_durations, train_fastspeech2  # noqa: E402
+from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
+from helpers.events import read_events  # noqa: E402
+from tensorflow_tts.configs import FastSpeech2Config  # noqa: E402
+
+TINY_CONFIG = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
+TRAIN_SCRIPT = REPO / "examples" / "fastspeech2" / "train_fastspeech2.py"
+
+
+def write_config(path, source, model_overrides=None, **overrides):
+    values = yaml.safe_load(Path(source).read_text())
+    values.update(overrides)
+    params_key = f"{values['model_type']}_params"
+    values[params_key] = {**values[params_key], **(model_overrides or {})}
+    path.write_text(yaml.safe_dump(values))
+    return path
+
+
+SHORT_RUN = dict(train_max_steps=3, save_interval_steps=3, eval_interval_steps=3, log_interval_steps=1, batch_size=4)
+# Fewer layers: tracing the training step dominates these runs' time.
+SMALL_FASTSPEECH2 = dict(encoder_num_hidden_layers=1, decoder_num_hidden_layers=1, n_conv_postnet=1)
+
+
+@pytest.fixture(scope="session")
+def ljspeech_dump(tmp_path_factory):
+    """The bundled LJSpeech-layout corpus preprocessed once per session (no durations/)."""
+    from tensorflow_tts.bin import preprocess
+
+    dump = tmp_path_factory.mktemp("ljspeech_dump")
+    status = preprocess.main([
+        "--rootdir", str(REPO / "test" / "files" / "corpus" / "ljspeech"),
+        "--outdir", str(dump),
+        "--config", str(REPO / "preprocess" / "ljspeech_preprocess.yaml"),
+        "--dataset", "ljspeech",
+        "--n_cpus", "1",
+        "--verbose", "0",
+    ])
+    assert status in (0, None)
+    assert not (dump / "train" / "durations").exists()
+    return dump
+
+
+@pytest.fixture(scope="module")
+def aligner_run(ljspeech_dump, tmp_path_factory):
+    """A few FastSpeech2 steps with the built-in aligner under 2 logical-CPU replicas."""
+    root = tmp_path_factory.mktemp("fastspeech2_aligner_run")
+    config = write_config(root / "tiny.yaml", TINY_CONFIG, SMALL_FASTSPEECH2, **SHORT_RUN)
+    env = {key: value for key, value in os.environ.items() if key not in ("TF_CONFIG",)}
+    env.update(TF_TTS_CPU_REPLICAS="2", TF_CPP_MIN_LOG_LEVEL="2")
+    process = subprocess.run(
+        [sys.executable, str(TRAIN_SCRIPT), "--dump-dir", str(ljspeech_dump), "--outdir", str(root / "exp"),
+         "--config", str(config), "--use-norm", "1"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    return {"outdir": root / "exp", "config": config, "log": process.stderr}
+
+
+def test_fastspeech2_trains_with_the_builtin_aligner_on_two_replicas(aligner_run):
+    outdir = aligner_run["outdir"]
+    assert "built-in aligner" in aligner_run["log"]
+    assert "on 2 replica(s)" in aligner_run["log"] and "padded batches of 8" in aligner_run["log"]
+    checkpoints = outdir / "checkpoints"
+    assert (checkpoints / "ckpt-3.index").exists()
+    assert (checkpoints / "model-3.h5").exists() and (checkpoints / "aligner-3.h5").exists()
+    events = read_events(str(outdir / "train"))
+    for tag in ("total_loss", "mel_loss_after", "duration_loss", "forward_sum_loss", "binarization_loss"):
+        assert np.all(np.isfinite(events[tag]["values"])), tag
+    assert np.isfinite(read_events(str(outdir / "eval"))["total_loss"]["values"]).all()
+    assert glob.glob(str(outdir / "predictions" / "3steps" / "alignment_0.png"))
+
+
+def test_extracted_durations_sum_to_mel_lengths(aligner_run, ljspeech_dump, tmp_path):
+    dump = Path(shutil.copytree(ljspeech_dump, tmp_path / "dump"))
+    status = extract_durations.main([
+        "--dump-dir", str(dump), "--checkpoint", str(aligner_run["outdir"] / "checkpoints"),
+        "--config", str(aligner_run["config"]), "--batch-size", "16",
+    ])
+    assert status == 0
+    for split in ("train", "valid"):
+        utt_ids = np.load(dump / f"{split}_utt_ids.npy")
+        for utt_id in utt_ids:
+            durations = np.load(dump / split / "durations" / f"{utt_id}-durations.npy")
+            ids = np.load(dump / split / "ids" / f"{utt_id}-ids.npy")
+            mel = np.load(dump / split / "norm-feats" / f"{utt_id}-norm-feats.npy", mmap_mode="r")
+            assert durations.dtype == np.int32 and durations.shape == ids.shape
+            assert (durations >= 0).all() and durations.sum() == mel.shape[0]
+
+
+@pytest.fixture(scope="module")
+def dump_with_bad_durations(aligner_run, ljspeech_dump, tmp_path_factory):
+    """The corpus with extracted durations, one of them 3 frames short, and one empty utterance."""
+    dump = Path(shutil.copytree(ljspeech_dump, tmp_path_factory.mktemp("dump_durations") / "dump"))
+    assert extract_durations.main([
+        "--dump-dir", str(dump), "--checkpoint", str(aligner_run["outdir"] / "checkpoints" / "aligner-3.h5"),
+        "--config", str(aligner_run["config"]), "--verbose", "0",
+    ]) == 0
+    train = dump / "train"
+    first = str(np.load(dump / "train_utt_ids.npy")[0])
+    durations = np.load(train / "durations" / f"{first}-durations.npy")
+    durations[-1] = max(durations[-1] - 3, 0)
+    np.save(train / "durations" / f"{first}-durations.npy", durations)
+    # An utterance whose text produced no token at all.
+    np.save(train / "ids" / "empty-ids.npy", np.zeros([0], np.int32))
+    np.save(train / "durations" / "empty-durations.npy", np.zeros([0], np.int32))
+    for folder, suffix, value in (("norm-feats", "norm-feats", np.zeros([40, 80], np.float32)),
+                                  ("raw-feats", "raw-feats", np.zeros([40, 80], np.float32)),
+                                  ("raw-f0", "raw-f0", np.zeros([40], np.float32)),
+                                  ("raw-energies", "raw-energy", np.zeros([40], np.float32)),
+                                  ("speaker-ids", "speaker-ids", np.int32(0))):
+        np.save(train / folder / f"empty-{suffix}.npy", value)
+    np.save(dump / "train_utt_ids.npy", np.append(np.load(dump / "train_utt_ids.npy"), "empty"))
+    return dump, first
+
+
+def test_fastspeech2_uses_dump_durations_and_survives_bad_items(dump_with_bad_durations, tmp_path, caplog):
+    dump, fixed_utt = dump_with_bad_durations
+    config = write_config(tmp_path / "tiny.yaml", TINY_CONFIG, SMALL_FASTSPEECH2,
+                          **{**SHORT_RUN, "train_max_steps": 2, "save_interval_steps": 2, "eval_interval_steps": 100})
+    with caplog.at_level("WARNING"):
+        status = train_fastspeech2.main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
+    assert status == 0
+    assert "empty token sequence" in caplog.text and fixed_utt in caplog.text
+    assert yaml.safe_load((tmp_path / "exp" / "config.yml").read_text())["use_internal_aligner"] is False
+    assert (tmp_path / "exp" / "checkpoints" / "model-2.h5").exists()
+    assert not (tmp_path / "exp" / "checkpoints" / "aligner-2.h5").exists()
+
+
+def test_fastspeech_trains_from_dump_durations(dump_with_bad_durations, tmp_path):
+    from examples.fastspeech import train_fastspeech
+
+    dump, _ = dump_with_bad_durations
+    small = dict(encoder_hidden_size=64, encoder_num_hidden_layers=1, encoder_attention_head_size=32,
+                 encoder_intermediate_size=64, decoder_hidden_size=64, decoder_num_hidden_layers=1,
+                 decoder_attention_head_size=32, decoder_intermediate_size=64, duration_predictor_filters=32,
+                 n_conv_postnet=1, postnet_conv_filters=32)
+    config = write_config(tmp_path / "fs.yaml", REPO / "examples" / "fastspeech" / "conf" / "fastspeech.v1.yaml", small,
+                          **{**SHORT_RUN, "train_max_steps": 2, "save_interval_steps": 2, "eval_interval_steps": 100})
+    status = train_fastspeech.main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
+    assert status == 0
+    events = read_events(str(tmp_path / "exp" / "train"))
+    assert np.isfinite(events["total_loss"]["values"]).all()
+    assert (tmp_path / "exp" / "checkpoints" / "model-2.h5").exists()
+
+
+def test_fastspeech_without_durations_says_how_to_get_them(ljspeech_dump, tmp_path, caplog):
+    from examples.fastspeech import train_fastspeech
+
+    config = REPO / "examples" / "fastspeech" / "conf" / "fastspeech.v1.yaml"
+    status = train_fastspeech.main(["--dump-dir", str(ljspeech_dump), "--outdir", str(tmp_path), "--config", str(config)])
+    assert status == 2 and "extract_durations.py" in caplog.text
+
+
+def test_decode_writes_mels_and_plots(aligner_run, ljspeech_dump, tmp_path):
+    status = decode_fastspeech2.main([
+        "--rootdir", str(ljspeech_dump / "valid"), "--outdir", str(tmp_path),
+        "--checkpoint", str(aligner_run["outdir"] / "checkpoints" / "model-3.h5"),
+        "--config", str(aligner_run["config"]), "--num-samples", "2",
+    ])
+    assert status == 0
+    mels = sorted(tmp_path.glob("*-norm-feats.npy"))
+    assert len(mels) == 2 and len(list(tmp_path.glob("*.png"))) == 2
+    assert np.load(mels[0]).shape[1] == 80
+
+
+def test_decode_rejects_a_non_positive_speed_ratio(tmp_path, capsys):
+    with pytest.raises(SystemExit) as error:
+        decode_fastspeech2.parse_args(["--rootdir", "x", "--outdir", str(tmp_path), "--checkpoint", "x",
+                                       "--config", "x", "--speed-ratio", "0"])
+    assert error.value.code == 2 and "--speed-ratio 0.0: must be > 0" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ inference behaviour of the trained-model class
+
+
+def tiny_model(n_speakers=1):
+    config = FastSpeech2Config(
+        n_speakers=n_speakers, encoder_hidden_size=32, encoder_num_hidden_layers=1, encoder_attention_head_size=16,
+        encoder_intermediate_size=32, decoder_hidden_size=32, decoder_num_hidden_layers=1,
+        decoder_attention_head_size=16, decoder_intermediate_size=32, variant_predictor_filter=16,
+        n_conv_postnet=1, postnet_conv_filters=16, num_mels=8, max_position_embeddings=512,
+    )
+    tf.keras.utils.set_random_seed(0)
+    model, _ = build_fastspeech2(config)
+    # Durations of about 3.5 frames per token, varying a little with the input.
+    model.duration_predictor.projection.bias.assign([1.5])
+    return model
+
+
+def infer(model, speaker=0, speed=1.0):
+    input_ids = tf.constant([[5, 9, 12, 40, 33, 7, 8, 2]], tf.int32)
+    one = tf.constant([1.0])
+    return model.inference(input_ids, tf.constant([speaker], tf.int32), tf.constant([speed]), one, one)
+
+
+@pytest.mark.parametrize("speed_ratio", [2.0, 0.5])
+def test_speed_ratio_scales_the_output_length(speed_ratio):
+    model = tiny_model()
+    base_durations = infer(model)[2].numpy()[0]
+    mel, durations = infer(model, speed=speed_ratio)[1].numpy(), infer(model, speed=speed_ratio)[2].numpy()[0]
+    num_tokens = len(base_durations)
+    assert mel.shape[1] == durations.sum()
+    # 2.0 speaks twice as fast: half the frames, within rounding of one frame per token.
+    assert abs(durations.sum() - base_durations.sum() / speed_ratio) <= num_tokens
+
+
+def test_different_speakers_give_different_outputs():
+    model = tiny_model(n_speakers=3)
+    first, second = infer(model, speaker=0)[1].numpy(), infer(model, speaker=1)[1].numpy()
+    assert not np.allclose(first[:, : min(first.shape[1], second.shape[1])], second[:, : min(first.shape[1], second.shape[1])])
+
+
+def test_trainer_is_importable_with_the_usual_constructor():
+    trainer = FastSpeech2Trainer(config={"outdir": "unused"}, strategy=tf.distribute.get_strategy(), steps=0, epochs=0,
+                                 is_mixed_precision=False)
+    assert trainer.aligner is None and trainer.aligner_config.binarization_start_steps >= 0
