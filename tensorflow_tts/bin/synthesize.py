@@ -31,7 +31,7 @@ def parse_args(argv=None):
     parser.add_argument("--out", required=True, type=Path,
                         help="the wav (--text); with --text-file a folder, or NAME.wav for NAME_0001.wav, ...")
     parser.add_argument("--speaker-id", default="0", help="speaker id, or a speaker name of the mapper")
-    parser.add_argument("--speed", type=float, default=1.0, help="duration multiplier: 2.0 is half as fast")
+    parser.add_argument("--speed", type=float, default=1.0, help="how much faster to speak: 2.0 is twice as fast, 0.5 half as fast")
     parser.add_argument("--f0", type=float, default=1.0, help="pitch multiplier (FastSpeech2)")
     parser.add_argument("--energy", type=float, default=1.0, help="energy multiplier (FastSpeech2)")
     parser.add_argument("--sampling-rate", type=int, default=None, help="of the wav, when the models record none")

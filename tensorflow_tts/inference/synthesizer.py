@@ -390,7 +390,7 @@ class Synthesizer:
         """Text -> float32 audio (samples,) at `self.sampling_rate`; long text is synthesized
         sentence by sentence and joined with `pause_seconds` of silence.
 
-        speed: duration multiplier (2.0 = half as fast); f0, energy: multipliers of the
+        speed: how much faster to speak (2.0 = twice as fast); f0, energy: multipliers of the
         predicted pitch and energy (FastSpeech2); speaker_id: an id or a name in the mapper.
         """
         segments = self._segments(text, speaker_id, speed, f0, energy, lambda mels: [self._vocode(mels)])

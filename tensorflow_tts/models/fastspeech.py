@@ -224,10 +224,16 @@ class TFFastSpeech(tf.keras.Model):
         return mel_before, mel_after
 
     def _predicted_frames(self, log_durations, speed_ratios):
-        """log(1 + frames) (B, T), speed_ratios (B,) -> frames (B, T) int32, as 1.8 rounds them."""
+        """log(1 + frames) (B, T), speed_ratios (B,) -> frames (B, T) int32, rounded as 1.8 did.
+
+        A speed ratio is how much faster to speak: 2.0 halves every duration. (TensorFlowTTS
+        multiplied by it, so an old ratio r is our 1 / r; at 1.0 both agree.) Ratios must
+        be > 0; the Python entry points check it, the graph does not (no Assert op, so the
+        TFLite export stays builtin-only).
+        """
         durations = tf.nn.relu(tf.math.exp(log_durations) - 1.0)
         speed_ratios = tf.cast(speed_ratios, durations.dtype)[:, tf.newaxis]
-        return tf.cast(tf.math.round(durations * speed_ratios), tf.int32)
+        return tf.cast(tf.math.round(durations / speed_ratios), tf.int32)
 
     def call(self, input_ids, speaker_ids, duration_gts, training=False):
         """Teacher-forced pass: frames follow the given durations.
@@ -255,11 +261,11 @@ class TFFastSpeech(tf.keras.Model):
         Args:
             input_ids: (B, T) int32, 0 = padding.
             speaker_ids: (B,) int32.
-            speed_ratios: (B,) float32; multiplies every duration (2.0 = half as fast).
+            speed_ratios: (B,) float32 > 0; how much faster to speak (2.0 = twice as fast).
 
         Returns:
             mel_before, mel_after (B, F, num_mels) and durations (B, T) int32: frames per
-            token, round(max(exp(prediction) - 1, 0) * speed_ratio).
+            token, round(max(exp(prediction) - 1, 0) / speed_ratio).
         """
         encoder_output, mask = self._encode(input_ids, speaker_ids, training=False)
         log_durations = self.duration_predictor(encoder_output, mask, training=False)

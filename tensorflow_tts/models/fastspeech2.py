@@ -150,12 +150,12 @@ class TFFastSpeech2(TFFastSpeech):
         Args:
             input_ids: (B, T) int32, 0 = padding.
             speaker_ids: (B,) int32.
-            speed_ratios: (B,) float32; multiplies every duration (2.0 = half as fast).
+            speed_ratios: (B,) float32 > 0; how much faster to speak (2.0 = twice as fast).
             f0_ratios, energy_ratios: (B,) float32; multiply the predicted f0 / energy.
 
         Returns:
             mel_before, mel_after (B, F, num_mels); durations (B, T) int32 frames per token,
-            round(max(exp(prediction) - 1, 0) * speed_ratio); f0_outputs, energy_outputs
+            round(max(exp(prediction) - 1, 0) / speed_ratio); f0_outputs, energy_outputs
             (B, T) or (B, F): the predictions times their ratios.
         """
         encoder_output, mask = self._encode(input_ids, speaker_ids, training=False)
