@@ -20,6 +20,26 @@ def _field_type(cls, field):
     return hints.get(field.name, field.type)
 
 
+def read_yaml(path):
+    """The mapping in a YAML file (safe_load only; an empty file is an empty mapping).
+
+    Errors name the file: unreadable, not YAML, or not a mapping at the top level.
+    """
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as stream:
+            values = yaml.safe_load(stream)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config ({error.strerror})") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from error
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys to values at the top level")
+    return values
+
+
 @dataclasses.dataclass
 class BaseConfig:
     """Base of every config: built from a dict or YAML, unknown keys are errors.
@@ -72,15 +92,7 @@ class BaseConfig:
 
     @classmethod
     def from_yaml(cls, path):
-        path = Path(path)
-        try:
-            with open(path, encoding="utf-8") as stream:
-                values = yaml.safe_load(stream)
-        except OSError as error:
-            raise ConfigError(f"{path}: cannot read config ({error.strerror})") from error
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML ({error})") from error
-        return cls.from_dict(values, source=str(path))
+        return cls.from_dict(read_yaml(path), source=str(path))
 
     def to_dict(self):
         """Every field (nested configs as mappings), preceded by ``model_type`` for a model config."""

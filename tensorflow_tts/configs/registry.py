@@ -7,11 +7,8 @@ the file (batching, optimizer, loop) belongs to the data and trainer configs. Ol
 """
 
 import dataclasses
-from pathlib import Path
 
-import yaml
-
-from tensorflow_tts.configs.base_config import ConfigError
+from tensorflow_tts.configs.base_config import ConfigError, read_yaml  # noqa: F401  (read_yaml re-exported)
 from tensorflow_tts.configs.fastspeech import FastSpeechConfig
 from tensorflow_tts.configs.fastspeech2 import FastSpeech2Config
 from tensorflow_tts.configs.hifigan import HifiGANDiscriminatorConfig, HifiGANGeneratorConfig
@@ -40,21 +37,6 @@ DISCRIMINATOR_OF = {
     "multiband_melgan_generator": "multiband_melgan_discriminator",
     "hifigan_generator": "hifigan_discriminator",
 }
-
-
-def read_yaml(path):
-    """The mapping in a YAML file (safe_load only), with errors that name the file."""
-    path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as stream:
-            values = yaml.safe_load(stream)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config ({error.strerror})") from error
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({error})") from error
-    if not isinstance(values, dict):
-        raise ConfigError(f"{path}: expected a mapping of keys to values at the top level")
-    return values
 
 
 def config_class(model_type, source="config"):
