@@ -7,12 +7,10 @@
 import argparse
 import logging
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from tensorflow_tts.bin.preprocess import setup_logging
-from tensorflow_tts.configs import ConfigError, PreprocessConfig
+from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
 from tensorflow_tts.utils.dump import compute_statistics, save_statistics
 
 logger = logging.getLogger("tensorflow_tts.compute_statistics")
@@ -24,20 +22,15 @@ def parse_args(argv=None):
         description="Write stats.npy (mel mean/std per bin), stats_f0.npy and stats_energy.npy "
         "(mean/std over non-zero frames) for the features in one split folder.",
     )
-    parser.add_argument("--rootdir", required=True, type=Path, help="the split folder, normally DUMP/train")
-    parser.add_argument("--outdir", required=True, type=Path, help="where the stats files go, normally DUMP")
-    parser.add_argument("--config", required=True, type=Path, help="preprocess/<dataset>_preprocess.yaml")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    add_preprocess_flags(parser, rootdir_help="the split folder, normally DUMP/train", outdir_help="where the stats files go, normally DUMP")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     setup_logging(args.verbose)
-    try:
-        config = PreprocessConfig.from_yaml(args.config)
-    except ConfigError as error:
-        logger.error("invalid config: %s", error)
+    config = load_preprocess_config(args.config, logger)
+    if config is None:
         return 2
     try:
         mel_stats, f0_stats, energy_stats = compute_statistics(args.rootdir)

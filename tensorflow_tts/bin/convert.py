@@ -11,8 +11,8 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from tensorflow_tts.bin.cli import add_verbose_flag, setup_logging
 
-from tensorflow_tts.bin.preprocess import setup_logging
 
 logger = logging.getLogger("tensorflow_tts.convert")
 
@@ -41,7 +41,7 @@ def parse_args(argv=None):
     )
     parser.add_argument("--num-mels", type=int, default=None, help="vocoders: mel bins (default: read from the file)")
     parser.add_argument("--overwrite", action="store_true", help="replace an OUTDIR that already holds a model.h5")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    add_verbose_flag(parser)
     return parser.parse_args(argv)
 
 

@@ -11,8 +11,8 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from tensorflow_tts.bin.cli import add_verbose_flag, setup_logging
 
-from tensorflow_tts.bin.preprocess import setup_logging
 
 logger = logging.getLogger("tensorflow_tts.export")
 
@@ -34,7 +34,7 @@ def parse_args(argv=None):
     parser.add_argument("--vocoder-config", type=Path, help="TFLite: the vocoder's training YAML")
     parser.add_argument("--vocoder-checkpoint", type=Path, help="TFLite: the vocoder's weights")
     parser.add_argument("--sampling-rate", type=int, default=None, help="recorded in the export when the YAML lacks it")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    add_verbose_flag(parser)
     return parser.parse_args(argv)
 
 

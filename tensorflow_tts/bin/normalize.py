@@ -9,8 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
-from tensorflow_tts.bin.preprocess import setup_logging
-from tensorflow_tts.configs import ConfigError, PreprocessConfig
+from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
 from tensorflow_tts.utils.dump import STATS_NAME, load_mel_statistics, normalize_dump
 
 logger = logging.getLogger("tensorflow_tts.normalize")
@@ -22,22 +21,17 @@ def parse_args(argv=None):
         description="Normalise the log-mel features of every split (DUMP/train, DUMP/valid) "
         "with the mean and standard deviation in stats.npy.",
     )
-    parser.add_argument("--rootdir", required=True, type=Path, help="the dump folder (or one split folder)")
-    parser.add_argument("--outdir", required=True, type=Path, help="where norm-feats go, normally the dump folder")
-    parser.add_argument("--config", required=True, type=Path, help="preprocess/<dataset>_preprocess.yaml")
+    add_preprocess_flags(parser, rootdir_help="the dump folder (or one split folder)", outdir_help="where norm-feats go, normally the dump folder")
     parser.add_argument("--stats", type=Path, default=None, help=f"mel statistics (default: ROOTDIR/{STATS_NAME})")
     parser.add_argument("--dataset", default=None, help="accepted for compatibility with older commands; unused")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     setup_logging(args.verbose)
-    try:
-        config = PreprocessConfig.from_yaml(args.config)
-    except ConfigError as error:
-        logger.error("invalid config: %s", error)
+    config = load_preprocess_config(args.config, logger)
+    if config is None:
         return 2
     if not args.rootdir.is_dir():
         logger.error("--rootdir %s: no such folder", args.rootdir)

@@ -7,9 +7,8 @@
 import argparse
 import logging
 import sys
-from pathlib import Path
 
-from tensorflow_tts.configs import ConfigError, PreprocessConfig
+from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
 from tensorflow_tts.utils.dump import REPORT_NAME, preprocess_corpus
 
 logger = logging.getLogger("tensorflow_tts.preprocess")
@@ -28,24 +27,14 @@ def parse_args(argv=None):
         description="Extract token ids, log-mel, F0 and energy from a corpus into a dump folder, "
         "split it into train/valid, and compute and apply the normalisation statistics.",
     )
-    parser.add_argument("--rootdir", required=True, type=Path, help="the corpus folder (e.g. LJSpeech-1.1)")
-    parser.add_argument("--outdir", required=True, type=Path, help="the dump folder to write")
-    parser.add_argument("--config", required=True, type=Path, help="preprocess/<dataset>_preprocess.yaml")
+    add_preprocess_flags(parser, rootdir_help="the corpus folder (e.g. LJSpeech-1.1)", outdir_help="the dump folder to write")
     parser.add_argument("--dataset", required=True, help="corpus name: ljspeech, baker, libritts, ...")
     parser.add_argument("--n_cpus", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument(
         "--test_size", type=_test_size, default=0.05, help="fraction (or number) of utterances for valid"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the train/valid split")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
     return parser.parse_args(argv)
-
-
-def setup_logging(verbose):
-    """Log to stderr at the level `--verbose` asks for (the package's level, even if logging is set up)."""
-    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("tensorflow_tts").setLevel(level)
 
 
 def build_processor(dataset, rootdir):
@@ -63,10 +52,8 @@ def main(argv=None):
     setup_logging(args.verbose)
     from tensorflow_tts.processor.base_processor import DataProcessorError
 
-    try:
-        config = PreprocessConfig.from_yaml(args.config)
-    except ConfigError as error:
-        logger.error("invalid config: %s", error)
+    config = load_preprocess_config(args.config, logger)
+    if config is None:
         return 2
     if args.n_cpus is not None and args.n_cpus < 1:
         logger.error("--n_cpus: expected a number >= 1, got %d", args.n_cpus)

@@ -11,8 +11,8 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from tensorflow_tts.bin.cli import add_verbose_flag, setup_logging
 
-from tensorflow_tts.bin.preprocess import setup_logging
 
 logger = logging.getLogger("tensorflow_tts.synthesize")
 
@@ -39,7 +39,7 @@ def parse_args(argv=None):
                         help="vocode in chunks as audio is needed and report the time to first audio")
     parser.add_argument("--chunk-frames", type=int, default=32, help="--stream: mel frames per chunk")
     parser.add_argument("--num-threads", type=int, default=None, help="TFLite interpreter threads")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    add_verbose_flag(parser)
     return parser.parse_args(argv)
 
 
