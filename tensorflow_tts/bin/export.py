@@ -11,8 +11,8 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from tensorflow_tts.bin.cli import add_verbose_flag, setup_logging
 
+from tensorflow_tts.bin.cli import add_verbose_flag, setup_logging
 
 logger = logging.getLogger("tensorflow_tts.export")
 
