@@ -191,6 +191,13 @@ def test_fastspeech_speed_ratio_below_one_slows_down_speech():
     assert 1.7 < slow[0].shape[1] / normal[0].shape[1] < 2.3
 
 
+def test_inference_refuses_a_non_positive_speed_ratio():
+    model = tiny_fastspeech2()
+    ones = np.ones([2], np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="speed_ratios must be > 0"):
+        model.inference(INPUT_IDS, SPEAKERS, np.zeros([2], np.float32), ones, ones)
+
+
 def test_f0_and_energy_ratios_scale_the_predictions():
     model = tiny_fastspeech2()
     ones = np.ones([2], np.float32)

@@ -176,10 +176,18 @@ class TFFastSpeech(tf.keras.Model):
     def _setup_inference_fn(self):
         """`inference` (any batch) and `inference_tflite` (batch 1) as tf.functions, as in 1.8."""
         signature = self._inference_signature(batch_size=None)
-        self.inference = tf.function(self._inference, input_signature=signature, reduce_retracing=True)
+        self.inference = tf.function(self._checked_inference, input_signature=signature, reduce_retracing=True)
+        # No Assert op here: the batch-1 function is the one users convert to builtin-only TFLite.
         self.inference_tflite = tf.function(
             self._inference, input_signature=self._inference_signature(batch_size=1), reduce_retracing=True
         )
+
+    def _checked_inference(self, input_ids, speaker_ids, speed_ratios, *variance_ratios):
+        """`_inference`, refusing a non-positive speed ratio with a clear error."""
+        tf.debugging.assert_positive(
+            speed_ratios, message="speed_ratios must be > 0 (1.0 = normal speed, 2.0 = twice as fast)"
+        )
+        return self._inference(input_ids, speaker_ids, speed_ratios, *variance_ratios)
 
     def _inference_signature(self, batch_size):
         return [
