@@ -110,6 +110,12 @@ def model_class_for(config):
 
 def build_model(model, num_mels=80):
     """Create every weight of ``model`` (a cheap call on a tiny input, or a symbolic build)."""
+    # Without autograph: converting every layer's call only to create weights took seconds
+    # of a fresh process's start (our models need no conversion, see export.serving_function).
+    return tf.autograph.experimental.do_not_convert(_build_model)(model, num_mels)
+
+
+def _build_model(model, num_mels):
     if isinstance(model, BaseVocoderGenerator):
         model.build_for(num_mels)
     elif hasattr(model, "_build"):  # acoustic models: one call on ~10 tokens

@@ -175,6 +175,10 @@ def _ensure_built(model, model_type):
 def serving_function(model, batch_size=None):
     """A tf.function taking the named inputs of `input_signature` and returning a dict.
 
+    Traced without autograph (here and in `text2wav_function`): our models write their
+    loops as tf.while_loop and branch only on Python values, and converting the call of
+    every Keras layer took ~5 s of the first synthesis in a fresh process.
+
     FastSpeech2: input_ids (B, T), speaker_ids, speed_ratios, f0_ratios, energy_ratios (B,)
     -> mel_before, mel_after (B, F, num_mels), durations (B, T), f0_outputs, energy_outputs.
     FastSpeech: the same without f0/energy. Tacotron2: input_ids, input_lengths, speaker_ids
@@ -189,7 +193,7 @@ def serving_function(model, batch_size=None):
     def serve(*args):
         return _named_outputs(model, model_type, dict(zip(names, args)), batch_size)
 
-    return tf.function(serve, input_signature=specs)
+    return tf.function(serve, input_signature=specs, autograph=False)
 
 
 def text2wav_function(acoustic, vocoder, batch_size=1):
@@ -206,7 +210,7 @@ def text2wav_function(acoustic, vocoder, batch_size=1):
         outputs = _named_outputs(acoustic, acoustic_type, dict(zip(names, args)), batch_size)
         return {"audio": vocoder(outputs[MEL_OUTPUT[acoustic_type]], training=False)}
 
-    return tf.function(serve, input_signature=specs)
+    return tf.function(serve, input_signature=specs, autograph=False)
 
 
 # --------------------------------------------------------------------------- SavedModel

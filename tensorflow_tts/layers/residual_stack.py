@@ -6,7 +6,7 @@ activation layer named in a config.
 
 import tensorflow as tf
 
-from tensorflow_tts.layers.weight_norm import conv1d
+from tensorflow_tts.layers.weight_norm import conv1d, effective_kernel
 
 
 def seeded_initializer(seed, offset=0):
@@ -22,6 +22,28 @@ def make_activation(name, params=None, **kwargs):
     return layer_class(**dict(params or {}), **kwargs)
 
 
+def dilated_conv1d(layer, x, training=False):
+    """``layer(x)`` for a stride-1, "valid" Conv1D layer; outside training, without Keras' detour.
+
+    Keras (through ``tf.nn.convolution``) runs a dilated conv on CPU as SpaceToBatchND,
+    conv, BatchToSpaceND: two extra copies of the signal, and the bias and activation
+    are then not fused into the conv. The forward conv kernels (oneDNN, Eigen, XNNPACK,
+    XLA) take the dilation directly, so inference passes it straight through; the same
+    products are summed. Training keeps Keras' form: TensorFlow's CPU gradient kernels
+    without oneDNN have no dilated version.
+
+    Args: x ``(B, T, C_in)``. Returns ``(B, T - dilation * (K - 1), filters)``.
+    """
+    dilation = layer.dilation_rate[0]
+    if training or dilation == 1 or layer.groups != 1 or not layer.built:  # the first call builds the weights
+        return layer(x)
+    kernel = tf.cast(effective_kernel(layer), x.dtype)
+    y = tf.nn.conv1d(x, kernel, stride=1, padding="VALID", dilations=dilation)
+    if layer.use_bias:
+        y = tf.nn.bias_add(y, tf.cast(layer.bias, x.dtype))
+    return y
+
+
 class TFReflectionPad1d(tf.keras.layers.Layer):
     """Pad the time axis on both sides (reflect by default)."""
 
@@ -31,11 +53,17 @@ class TFReflectionPad1d(tf.keras.layers.Layer):
         self.padding_type = padding_type
 
     def call(self, x):
-        """Args: x ``(B, T, C)``. Returns ``(B, T + 2 * padding_size, C)``."""
-        if self.padding_size == 0:
+        """Args: x ``(B, T, C)``, T > padding_size. Returns ``(B, T + 2 * padding_size, C)``."""
+        size = self.padding_size
+        if size == 0:
             return x
-        padding = [[0, 0], [self.padding_size, self.padding_size], [0, 0]]
-        return tf.pad(x, padding, mode=self.padding_type)
+        if self.padding_type.upper() == "REFLECT":
+            # The same values as tf.pad(mode="REFLECT"), but TensorFlow's MirrorPad CPU kernel
+            # is ~2x slower than a concat: the pads were ~10% of MB-MelGAN's inference time.
+            left = tf.reverse(x[:, 1 : size + 1], axis=[1])
+            right = tf.reverse(x[:, -size - 1 : -1], axis=[1])
+            return tf.concat([left, x, right], axis=1)
+        return tf.pad(x, [[0, 0], [size, size], [0, 0]], mode=self.padding_type)
 
     def get_config(self):
         return {**super().get_config(), "padding_size": self.padding_size, "padding_type": self.padding_type}
@@ -85,9 +113,9 @@ class TFResidualStack(tf.keras.layers.Layer):
             filters, 1, name="shortcut", kernel_initializer=seeded_initializer(initializer_seed, 2), **common
         )
 
-    def call(self, x):
+    def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
-        y = self.dilated_conv(self.pad(self.activation(x)))
+        y = dilated_conv1d(self.dilated_conv, self.pad(self.activation(x)), training)
         y = self.pointwise_conv(self.activation(y))
         return self.shortcut(x) + y
 
@@ -156,10 +184,10 @@ class TFHifiResBlock(tf.keras.layers.Layer):
                 )
             )
 
-    def call(self, x):
+    def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
         for dilated_pad, dilated_conv, pad, conv in zip(self.dilated_pads, self.dilated_convs, self.pads, self.convs):
-            y = dilated_conv(dilated_pad(self.activation(x)))
+            y = dilated_conv1d(dilated_conv, dilated_pad(self.activation(x)), training)
             y = conv(pad(self.activation(y)))
             x = x + y
         return x
@@ -206,11 +234,11 @@ class TFMultiHifiResBlock(tf.keras.layers.Layer):
             for j, (kernel_size, dilations) in enumerate(zip(self.kernel_sizes, self.dilation_rates))
         ]
 
-    def call(self, x):
+    def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
-        total = self.resblocks[0](x)
+        total = self.resblocks[0](x, training=training)
         for resblock in self.resblocks[1:]:
-            total += resblock(x)
+            total += resblock(x, training=training)
         return total / len(self.resblocks)
 
     def get_config(self):

@@ -66,7 +66,7 @@ class TFHifiGANGenerator(BaseVocoderGenerator):
         """Args: mels ``(B, T, num_mels)``. Returns audio ``(B, T * hop_size, out_channels)``."""
         x = self.first_conv(self.first_pad(mels))
         for upsample, resblock in zip(self.upsamples, self.resblocks):
-            x = resblock(upsample(self.activation(x)))
+            x = resblock(upsample(self.activation(x)), training=training)
         x = self.last_conv(self.last_pad(self.activation(x)))
         if self.config.use_final_nolinear_activation:
             x = tf.math.tanh(x)

@@ -22,7 +22,7 @@ class TFMBMelGANGenerator(TFMelGANGenerator):
 
     def generate_subbands(self, mels, training=False):
         """Args: mels ``(B, T, num_mels)``. Returns subbands ``(B, T * prod(upsample_scales), subbands)``."""
-        return self._generate(mels)
+        return self._generate(mels, training)
 
     def call(self, mels, training=False, return_subbands=False):
         """Args: mels ``(B, T, num_mels)``.
@@ -31,7 +31,7 @@ class TFMBMelGANGenerator(TFMelGANGenerator):
             audio ``(B, T * hop_size, 1)``; with ``return_subbands`` the pair (audio,
             subbands ``(B, T * prod(upsample_scales), subbands)``), which training needs.
         """
-        subbands = self._generate(mels)
+        subbands = self._generate(mels, training)
         audio = self.pqmf.synthesis(subbands)
         return (audio, subbands) if return_subbands else audio
 

@@ -200,14 +200,14 @@ class TFMelGANGenerator(BaseVocoderGenerator):
             kernel_initializer=seeded_initializer(seed, 1), name="last_conv",
         )
 
-    def _generate(self, mels):
+    def _generate(self, mels, training=False):
         """Args: mels ``(B, T, num_mels)``. Returns ``(B, T * prod(upsample_scales), out_channels)``."""
         x = self.first_conv(self.first_pad(mels))
         stacks = self.config.stacks
         for i, upsample in enumerate(self.upsamples):
             x = upsample(self.activation(x))
             for residual_stack in self.residual_stacks[i * stacks : (i + 1) * stacks]:
-                x = residual_stack(x)
+                x = residual_stack(x, training=training)
         x = self.last_conv(self.last_pad(self.activation(x)))
         if self.config.use_final_nolinear_activation:
             x = tf.math.tanh(x)
@@ -215,7 +215,7 @@ class TFMelGANGenerator(BaseVocoderGenerator):
 
     def call(self, mels, training=False):
         """Args: mels ``(B, T, num_mels)``. Returns audio ``(B, T * hop_size, out_channels)``."""
-        return self._generate(mels)
+        return self._generate(mels, training)
 
     def legacy_rules(self):
         stack = r"residual_stack_\._(\d+)\._\._(\d+)/"

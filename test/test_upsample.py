@@ -1,0 +1,24 @@
+"""The polyphase transposed convolution equals TensorFlow's conv2d_transpose with "same" padding."""
+
+import numpy as np
+import pytest
+import tensorflow_tts  # noqa: F401
+import tensorflow as tf
+
+from tensorflow_tts.layers.upsample import conv_transpose1d
+
+
+@pytest.mark.parametrize("taps,strides,length", [(16, 8, 7), (8, 4, 10), (4, 2, 1), (5, 2, 6), (3, 3, 4)])
+def test_polyphase_form_matches_conv2d_transpose(taps, strides, length):
+    x = tf.random.stateless_normal([2, length, 3], seed=[taps, strides])
+    kernel = tf.random.stateless_normal([taps, 3, 5], seed=[strides, taps])
+    bias = tf.random.stateless_normal([5], seed=[1, 1])
+    # conv2d_transpose over (B, T, 1, C) with "same" padding, the layout TensorFlowTTS used.
+    reference = tf.nn.conv2d_transpose(
+        x[:, :, tf.newaxis, :], tf.transpose(kernel, [0, 2, 1])[:, tf.newaxis], [2, length * strides, 1, 5],
+        strides=(strides, 1), padding="SAME",
+    )[:, :, 0, :] + bias
+    pad_before = max(taps - strides, 0) // 2
+    ours = conv_transpose1d(x, kernel, strides, pad_before, bias)
+    assert ours.shape == reference.shape
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
