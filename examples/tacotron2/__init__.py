@@ -1,0 +1,1 @@
+"""Tacotron 2 recipe: train, decode, extract durations (for FastSpeech/FastSpeech2) and postnet mels."""

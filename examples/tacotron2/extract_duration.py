@@ -1,0 +1,204 @@
+"""Durations from a trained Tacotron 2's teacher-forced alignments: DUMP/<split>/durations/<utt>-durations.npy.
+
+    python examples/tacotron2/extract_duration.py --dump-dir ./dump \
+        --checkpoint ./exp/tacotron2/checkpoints/model-65000.h5 \
+        --config examples/tacotron2/conf/tacotron2.v1.yaml --use-norm 1 --batch-size 32
+
+or one split at a time, as in TensorFlowTTS 1.8 (--outdir defaults to <rootdir>/durations):
+
+    python examples/tacotron2/extract_duration.py --rootdir ./dump/train/ \
+        --outdir ./dump/train/durations/ --checkpoint ... --config ... --win-front 3 --win-back 3
+
+Each decoder step goes to its most attended token and counts for its r frames, cut to the
+mel length, so the durations (int32, one per token) sum exactly to the mel frames. FastSpeech
+and FastSpeech2 then train on them (docs/dump_layout.md).
+"""
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import tensorflow_tts  # noqa: E402,F401
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from examples.fastspeech2 import recipe as recipe_lib  # noqa: E402
+from examples.tacotron2.alignments import AlignmentError, durations_from_alignment  # noqa: E402
+from examples.tacotron2.train_tacotron2 import build_tacotron2, load_recipe  # noqa: E402
+from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
+from tensorflow_tts.datasets import AcousticDataset  # noqa: E402
+from tensorflow_tts.datasets.dump_dataset import DumpError  # noqa: E402
+from tensorflow_tts.utils.durations import DumpCheckError, screen_utterances  # noqa: E402
+
+logger = logging.getLogger("tensorflow_tts.extract_duration")
+
+
+def add_common_flags(parser):
+    """Flags shared by extract_duration.py and extract_postnets.py."""
+    parser.add_argument("--dump-dir", default=None, help="a dump: process its --splits")
+    parser.add_argument("--rootdir", default=None, help="or one dump split, e.g. dump/train (1.8 style)")
+    parser.add_argument("--splits", nargs="+", default=["train", "valid"], help="with --dump-dir")
+    parser.add_argument("--checkpoint", required=True, help="model-N.h5 (also 1.8's), ckpt-N or a checkpoint folder")
+    parser.add_argument("--config", required=True, help="the YAML the model was trained with")
+    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="as in training")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--win-front", type=int, default=None, help="attend at most this many tokens behind the last peak")
+    parser.add_argument("--win-back", type=int, default=None, help="and this many ahead (both or neither)")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+
+
+def check_common_flags(parser, args):
+    if (args.dump_dir is None) == (args.rootdir is None):
+        parser.error("give either --dump-dir (all --splits) or --rootdir (one split)")
+    if (args.win_front is None) != (args.win_back is None):
+        parser.error("give both --win-front and --win-back, or neither")
+    if args.batch_size < 1:
+        parser.error("--batch-size must be >= 1")
+
+
+def split_dirs(args):
+    """[(dump_dir, split)] to process."""
+    if args.rootdir:
+        return [recipe_lib.split_dir_parts(args.rootdir)]
+    return [(Path(args.dump_dir), split) for split in args.splits]
+
+
+def load_model(config_path, checkpoint):
+    """(recipe, the built Tacotron 2 with the checkpoint's weights)."""
+    recipe = load_recipe(config_path)
+    model = build_tacotron2(recipe.model_config)
+    recipe_lib.restore_weights({"model": model}, checkpoint)
+    return recipe, model
+
+
+def screen_split(dump_dir, split, use_norm, reduction_factor, n_speakers=None, vocab_size=None):
+    """Utterances of a split that can be aligned: (kept ids, {utt_id: reason} skipped).
+
+    Skips empty token sequences and mels shorter than one decoder step (r frames), with a
+    warning naming each one.
+    """
+    mel_folder = "norm-feats" if use_norm else "raw-feats"
+    report = screen_utterances(dump_dir, split, mel_folder=mel_folder, n_speakers=n_speakers, vocab_size=vocab_size)
+    kept, skipped = [], dict(report.skipped)
+    for utt_id in report.kept:
+        path = Path(dump_dir) / split / mel_folder / f"{utt_id}-{mel_folder}.npy"
+        frames = int(np.load(path, mmap_mode="r").shape[0])
+        if frames < reduction_factor:
+            skipped[utt_id] = (
+                f"{frames} mel frame(s), fewer than one decoder step (reduction_factor={reduction_factor}); "
+                "it cannot be aligned"
+            )
+            logger.warning("%s/%s: skipping %s: %s", dump_dir, split, utt_id, skipped[utt_id])
+            continue
+        kept.append(utt_id)
+    if not kept:
+        raise DumpCheckError(f"{Path(dump_dir) / split}: no utterance can be aligned ({skipped})")
+    return kept, skipped
+
+
+def teacher_forced_batches(model, dump_dir, split, utt_ids, use_norm, batch_size, window=None):
+    """Yield, per utterance of ``utt_ids``, a dict with utt_id, input_length, mel_length,
+    alignment (T_in, S) and mel_after (F, n_mels) of a teacher-forced pass (no dropout except
+    Tacotron 2's prenet dropout, as at inference).
+
+    window: optional (win_front, win_back): attention restricted around the previous peak.
+    """
+    dataset = AcousticDataset(
+        dump_dir, split, use_norm=use_norm, with_durations=False, with_f0_energy=False, utt_ids=utt_ids
+    )
+    batches = dataset.create(batch_size=batch_size, shuffle=False, add_padding_ratio=False)
+
+    # One trace for every batch shape: the decoder loop is slow to trace.
+    @tf.function(input_signature=[batches.element_spec])
+    @tf.autograph.experimental.do_not_convert  # plain TF ops; the decoder builds its own while_loop
+    def forward(batch):
+        if window is None:
+            _, mel_after, _, alignments = model(
+                batch["input_ids"], batch["input_lengths"], batch["speaker_ids"], batch["mel_gts"],
+                batch["mel_lengths"], training=False,
+            )
+            return mel_after, alignments
+        # TFTacotron2.call has no window argument; the decoder loop has.
+        keys, values, input_mask = model._encode(batch["input_ids"], batch["input_lengths"], batch["speaker_ids"], False)
+        decoder_output, _, alignments = model._decode(
+            keys, values, input_mask, False, targets=batch["mel_gts"], window=window
+        )
+        step_mask = tf.sequence_mask(batch["mel_lengths"], tf.shape(decoder_output)[1])
+        return model._postnet(decoder_output, step_mask, False), alignments
+
+    for batch in tqdm(batches, desc=f"[{split}]", total=-(-len(dataset) // batch_size)):
+        mel_after, alignments = (value.numpy() for value in forward(batch))
+        for row, utt_id in enumerate(batch["utt_ids"].numpy()):
+            mel_length = int(batch["mel_lengths"][row])
+            yield {
+                "utt_id": utt_id.decode(),
+                "input_length": int(batch["input_lengths"][row]),
+                "mel_length": mel_length,
+                "alignment": alignments[row],
+                "mel_after": mel_after[row, :mel_length],
+            }
+
+
+def extract_split(model, dump_dir, split, outdir, use_norm, batch_size, window=None):
+    """Write the durations of every alignable utterance of a split into ``outdir``.
+
+    Returns: (files written, {utt_id: reason} skipped).
+    """
+    config = model.config
+    utt_ids, skipped = screen_split(dump_dir, split, use_norm, config.reduction_factor, config.n_speakers, config.vocab_size)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = zero_tokens = 0
+    for item in teacher_forced_batches(model, dump_dir, split, utt_ids, use_norm, batch_size, window):
+        try:
+            durations = durations_from_alignment(
+                item["alignment"], item["input_length"], item["mel_length"], config.reduction_factor, item["utt_id"]
+            )
+        except AlignmentError as error:
+            skipped[item["utt_id"]] = str(error)
+            logger.warning("%s", error)
+            continue
+        np.save(outdir / f"{item['utt_id']}-durations.npy", durations, allow_pickle=False)
+        written += 1
+        zero_tokens += int((durations == 0).sum())
+    logger.info(
+        "%s/%s: wrote %d durations files to %s (%d utterances skipped, %d tokens got 0 frames)",
+        dump_dir, split, written, outdir, len(skipped), zero_tokens,
+    )
+    return written, skipped
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Write Tacotron 2 alignment durations into a dump.")
+    add_common_flags(parser)
+    parser.add_argument("--outdir", default=None, help="with --rootdir: where to write (default <rootdir>/durations)")
+    args = parser.parse_args(argv)
+    check_common_flags(parser, args)
+    if args.outdir and not args.rootdir:
+        parser.error("--outdir goes with --rootdir; with --dump-dir durations go to <dump-dir>/<split>/durations")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    recipe_lib.setup_logging(args.verbose)
+    window = None if args.win_front is None else (args.win_front, args.win_back)
+    try:
+        _, model = load_model(args.config, args.checkpoint)
+        for dump_dir, split in split_dirs(args):
+            outdir = args.outdir or Path(dump_dir) / split / "durations"
+            extract_split(model, dump_dir, split, outdir, args.use_norm, args.batch_size, window)
+    except (ConfigError, DumpCheckError, DumpError, ValueError, FileNotFoundError) as error:
+        logger.error("%s", error)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
