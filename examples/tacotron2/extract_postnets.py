@@ -21,7 +21,7 @@ import tensorflow_tts  # noqa: E402,F401
 
 import numpy as np  # noqa: E402
 
-from examples.fastspeech2 import recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
 from examples.tacotron2.extract_duration import (  # noqa: E402
     add_common_flags,
     check_common_flags,

@@ -19,7 +19,7 @@ import logging  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from examples.fastspeech2 import recipe as recipe_lib  # noqa: E402  (dump screening and batching, shared)
+from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402  (dump screening and batching, shared)
 from tensorflow_tts.configs.base_config import BaseConfig, ConfigError  # noqa: E402
 from tensorflow_tts.configs.data import AcousticDataConfig  # noqa: E402
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml  # noqa: E402

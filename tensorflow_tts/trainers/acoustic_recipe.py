@@ -1,4 +1,4 @@
-"""Wiring shared by the FastSpeech and FastSpeech2 scripts: YAML parts, dump checks, datasets, weights.
+"""Wiring shared by the acoustic-model scripts (FastSpeech, FastSpeech2, Tacotron2): YAML parts, dump checks, datasets, weights.
 
 Nothing model-specific is computed here; it only connects package pieces the way the
 train/decode/extract scripts all need them.
