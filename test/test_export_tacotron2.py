@@ -13,7 +13,7 @@ from tensorflow_tts.inference.export import export_saved_model
 from tensorflow_tts.inference.tflite import TFLiteModel, convert_model, operator_names
 from tensorflow_tts.models import TFTacotron2
 
-LENGTHS = (3, 7, 12)
+LENGTHS = (2, 3, 4, 5, 7, 8, 10, 12, 15, 19)
 
 
 @pytest.fixture(scope="module")

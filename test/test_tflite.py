@@ -114,12 +114,12 @@ def test_float32_vocoder_matches_keras_on_10_lengths(keras_models, converted, na
 
 @pytest.mark.parametrize("quantize", ["float16", "int8"])
 def test_quantized_text2wav_stays_close_to_keras(keras_models, converted, quantize):
-    """FastSpeech2 + MB-MelGAN quantized together: the audio of 3 lengths against the Keras pipeline."""
+    """FastSpeech2 + MB-MelGAN quantized together: the audio of 10 lengths against the Keras pipeline."""
     text2wav = TFLiteModel(converted[("text2wav", quantize)])
     assert text2wav.info["quantize"] == quantize
     assert len(converted[("text2wav", quantize)]) < len(converted[("text2wav", "float32")])
     worst = 0.0
-    for ids in token_batches(3, lengths=(4, 9, 17)):
+    for ids in token_batches(10, lengths=(4, 9, 17, 6, 12)):
         inputs = fastspeech2_inputs(ids)
         expected = keras_models["multiband_melgan_generator"](keras_mels(keras_models["fastspeech2"], inputs)).numpy()
         audio = text2wav(**inputs)["audio"]
