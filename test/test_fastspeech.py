@@ -277,3 +277,12 @@ def test_config_round_trip_through_keras():
     model = tiny_fastspeech2(n_speakers=2)
     clone = TFFastSpeech2.from_config(model.get_config())
     assert clone.config == model.config
+
+
+def test_inference_takes_keyword_arguments_as_tensorflowtts_users_call_it():
+    model = tiny_fastspeech2()
+    ones = tf.ones([2], tf.float32)
+    by_keyword = model.inference(input_ids=INPUT_IDS, speaker_ids=SPEAKERS, speed_ratios=ones,
+                                 f0_ratios=ones, energy_ratios=ones)
+    by_position = model.inference(INPUT_IDS, SPEAKERS, ones, ones, ones)
+    np.testing.assert_array_equal(by_keyword[1], by_position[1])

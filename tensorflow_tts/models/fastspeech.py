@@ -182,12 +182,16 @@ class TFFastSpeech(tf.keras.Model):
             self._inference, input_signature=self._inference_signature(batch_size=1), reduce_retracing=True
         )
 
-    def _checked_inference(self, input_ids, speaker_ids, speed_ratios, *variance_ratios):
-        """`_inference`, refusing a non-positive speed ratio with a clear error."""
-        tf.debugging.assert_positive(
+    @staticmethod
+    def _assert_positive_speed(speed_ratios):
+        return tf.debugging.assert_positive(
             speed_ratios, message="speed_ratios must be > 0 (1.0 = normal speed, 2.0 = twice as fast)"
         )
-        return self._inference(input_ids, speaker_ids, speed_ratios, *variance_ratios)
+
+    def _checked_inference(self, input_ids, speaker_ids, speed_ratios):
+        """`_inference`, refusing a non-positive speed ratio with a clear error."""
+        with tf.control_dependencies([self._assert_positive_speed(speed_ratios)]):
+            return self._inference(input_ids, speaker_ids, speed_ratios)
 
     def _inference_signature(self, batch_size):
         return [

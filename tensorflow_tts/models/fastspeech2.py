@@ -144,6 +144,11 @@ class TFFastSpeech2(TFFastSpeech):
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training)
         return mel_before, mel_after, duration_outputs, f0_outputs, energy_outputs
 
+    def _checked_inference(self, input_ids, speaker_ids, speed_ratios, f0_ratios, energy_ratios):
+        """`_inference`, refusing a non-positive speed ratio with a clear error."""
+        with tf.control_dependencies([self._assert_positive_speed(speed_ratios)]):
+            return self._inference(input_ids, speaker_ids, speed_ratios, f0_ratios, energy_ratios)
+
     def _inference(self, input_ids, speaker_ids, speed_ratios, f0_ratios, energy_ratios):
         """Synthesis with predicted durations, f0 and energy.
 
