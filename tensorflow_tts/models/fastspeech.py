@@ -13,7 +13,7 @@ from tensorflow_tts.layers.fft_block import FFTStack
 from tensorflow_tts.layers.length_regulator import LengthRegulator
 from tensorflow_tts.layers.postnet import Postnet
 from tensorflow_tts.layers.variance_predictor import VariancePredictor
-from tensorflow_tts.utils.legacy_weights import is_legacy_h5, load_legacy_weights, normalize_weight_name
+from tensorflow_tts.utils.legacy_weights import LegacyWeightsMixin, normalize_weight_name
 
 # Old TensorFlowTTS 1.8 weight paths -> ours, both without Keras counters ("dense_3" ->
 # "dense") and without the model name. An old path is "<group>/<rest>", where <group> is
@@ -88,7 +88,7 @@ def legacy_renamer(prefix, path, renames=FASTSPEECH_LEGACY_RENAMES, ignored=FAST
     return rename
 
 
-class TFFastSpeech(tf.keras.Model):
+class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
     """FastSpeech: token ids -> mel frames, with durations from a predictor or given.
 
     Structure: token + sinusoidal position (+ speaker) embeddings, an FFT-block encoder,
@@ -287,21 +287,8 @@ class TFFastSpeech(tf.keras.Model):
         return mel_before, mel_after, durations
 
     # ----------------------------------------------------------------- weights and config
-    def load_weights(self, filepath, *args, allow_partial=False, **kwargs):
-        """Load our own weights, or a TensorFlowTTS 1.8 ``.h5`` (detected, renamed by name).
-
-        For an old file, every tensor must find its weight and every weight its tensor
-        unless ``allow_partial``; otherwise `LegacyWeightsError` names what is missing,
-        unexpected or mis-shaped. Returns the `LoadReport` for an old file.
-        """
-        if is_legacy_h5(filepath):
-            if not self.built:
-                self._build()
-            # Our weight names, as the loader compares them: "<model name>/...", counters removed.
-            prefix = normalize_weight_name(self.weights[0].name).split("/")[0]
-            renamer = legacy_renamer(prefix, filepath, self.legacy_renames)
-            return load_legacy_weights(self, filepath, renamer, allow_partial=allow_partial)
-        return super().load_weights(filepath, *args, **kwargs)
+    def _legacy_renamer(self, prefix, filepath):
+        return legacy_renamer(prefix, filepath, self.legacy_renames)
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name}

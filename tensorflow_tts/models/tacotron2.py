@@ -13,12 +13,7 @@ from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 from tensorflow_tts.layers.embeddings import TokenEmbedding
 from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, window_mask
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
-from tensorflow_tts.utils.legacy_weights import (
-    is_legacy_h5,
-    load_legacy_weights,
-    normalize_weight_name,
-    regex_renamer,
-)
+from tensorflow_tts.utils.legacy_weights import LegacyWeightsMixin, regex_renamer
 
 logger = logging.getLogger(__name__)
 
@@ -383,7 +378,7 @@ class Tacotron2Postnet(tf.keras.layers.Layer):
         return config
 
 
-class TFTacotron2(tf.keras.Model):
+class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
     """Tacotron 2: token ids -> mel frames, ``reduction_factor`` frames per decoder step.
 
     * ``model(input_ids, input_lengths, speaker_ids, mel_gts, mel_lengths, training=...)``:
@@ -637,20 +632,8 @@ class TFTacotron2(tf.keras.Model):
         return decoder_output, mel_outputs, stop_logits, alignments
 
     # ---------------------------------------------------------------------------- weights
-    def load_weights(self, filepath, *args, allow_partial=False, **kwargs):
-        """Load our own weights, or a TensorFlowTTS 1.8 ``.h5`` (detected, renamed by name).
-
-        For an old file, every tensor must find its weight and every weight its tensor
-        unless ``allow_partial``; otherwise `LegacyWeightsError` names what is missing,
-        unexpected or mis-shaped. Returns the `LoadReport` for an old file.
-        """
-        if is_legacy_h5(filepath):
-            if not self.built:
-                self._build()
-            prefix = normalize_weight_name(self.weights[0].name).split("/")[0]
-            renamer = legacy_renamer(prefix, self.legacy_renames)
-            return load_legacy_weights(self, filepath, renamer, allow_partial=allow_partial)
-        return super().load_weights(filepath, *args, **kwargs)
+    def _legacy_renamer(self, prefix, filepath):
+        return legacy_renamer(prefix, self.legacy_renames)
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name}

@@ -173,3 +173,26 @@ def load_legacy_weights(model, path, rename: Renamer, allow_partial=False):
         variable.assign(value.astype(variable.dtype.as_numpy_dtype))
     logger.info("loaded %d tensors from %s (%d ignored on purpose)", len(loaded), path, len(ignored))
     return report
+
+
+class LegacyWeightsMixin:
+    """``load_weights`` that also accepts a TensorFlowTTS 1.8 ``.h5`` (detected, loaded by name).
+
+    Put it before ``tf.keras.Model`` in the bases. The model supplies ``_build()`` and
+    ``_legacy_renamer(prefix, filepath)``, the renamer of an old file given our name prefix.
+    """
+
+    def load_weights(self, filepath, *args, allow_partial=False, **kwargs):
+        """Load our own weights, or a TensorFlowTTS 1.8 ``.h5`` (detected, renamed by name).
+
+        For an old file, every tensor must find its weight and every weight its tensor
+        unless ``allow_partial``; otherwise `LegacyWeightsError` names what is missing,
+        unexpected or mis-shaped. Returns the `LoadReport` for an old file.
+        """
+        if not is_legacy_h5(filepath):
+            return super().load_weights(filepath, *args, **kwargs)
+        if not self.built:
+            self._build()
+        # Our weight names, as the loader compares them: "<model name>/...", counters removed.
+        prefix = normalize_weight_name(self.weights[0].name).split("/")[0]
+        return load_legacy_weights(self, filepath, self._legacy_renamer(prefix, filepath), allow_partial=allow_partial)
