@@ -4,17 +4,16 @@ HiFi-GAN's multi-scale discriminator is MelGAN's: see MelGANDiscriminatorConfig.
 """
 
 import dataclasses
-import math
 from typing import ClassVar
 
 from tensorflow_tts.configs.base_config import BaseConfig
+from tensorflow_tts.configs.melgan import UpsamplingGeneratorConfig
 
 
 @dataclasses.dataclass
-class HifiGANGeneratorConfig(BaseConfig):
+class HifiGANGeneratorConfig(UpsamplingGeneratorConfig, BaseConfig):
     """HiFi-GAN generator (Kong et al., 2020); defaults are those of ``hifigan.v1.yaml``."""
 
-    yaml_params_key: ClassVar[str] = "hifigan_generator_params"
     model_types: ClassVar[tuple] = ("hifigan_generator",)
 
     out_channels: int = 1
@@ -40,21 +39,13 @@ class HifiGANGeneratorConfig(BaseConfig):
                 f"stacks ({self.stacks}), len(stack_kernel_size) ({len(self.stack_kernel_size)}) and "
                 f"len(stack_dilation_rate) ({len(self.stack_dilation_rate)}) must be equal"
             )
-        if self.filters % (2 ** len(self.upsample_scales)) != 0:
-            raise ValueError(
-                f"filters ({self.filters}) must be divisible by 2 ** len(upsample_scales) = {2 ** len(self.upsample_scales)}"
-            )
-
-    @property
-    def hop_size(self):
-        return math.prod(self.upsample_scales)
+        self.check_upsampling()
 
 
 @dataclasses.dataclass
 class HifiGANDiscriminatorConfig(BaseConfig):
     """HiFi-GAN multi-period discriminator; defaults are those of ``hifigan.v1.yaml``."""
 
-    yaml_params_key: ClassVar[str] = "hifigan_discriminator_params"
     model_types: ClassVar[tuple] = ("hifigan_discriminator",)
 
     out_channels: int = 1

@@ -15,7 +15,6 @@ class MultiBandMelGANGeneratorConfig(MelGANGeneratorConfig):
     ``prod(upsample_scales) * subbands`` (v1: 8 * 4 * 2 * 4 = 256).
     """
 
-    yaml_params_key: ClassVar[str] = "multiband_melgan_generator_params"
     model_types: ClassVar[tuple] = ("multiband_melgan_generator", "mb_melgan_generator")
 
     out_channels: int = 4
@@ -42,7 +41,6 @@ class MultiBandMelGANGeneratorConfig(MelGANGeneratorConfig):
 class MultiBandMelGANDiscriminatorConfig(MelGANDiscriminatorConfig):
     """Multi-scale discriminator of ``multiband_melgan.v1.yaml``."""
 
-    yaml_params_key: ClassVar[str] = "multiband_melgan_discriminator_params"
     model_types: ClassVar[tuple] = ("multiband_melgan_discriminator",)
 
     max_downsample_filters: int = 512

@@ -7,15 +7,28 @@ from typing import ClassVar
 from tensorflow_tts.configs.base_config import BaseConfig
 
 
+class UpsamplingGeneratorConfig:
+    """What every generator config that halves its channels per upsampling stage shares."""
+
+    def check_upsampling(self):
+        if self.filters % (2 ** len(self.upsample_scales)) != 0:
+            raise ValueError(
+                f"filters ({self.filters}) must be divisible by 2 ** len(upsample_scales) = {2 ** len(self.upsample_scales)}"
+            )
+
+    @property
+    def hop_size(self):
+        """Audio samples per mel frame."""
+        return math.prod(self.upsample_scales)
+
+
 @dataclasses.dataclass
-class MelGANGeneratorConfig(BaseConfig):
+class MelGANGeneratorConfig(UpsamplingGeneratorConfig, BaseConfig):
     """MelGAN generator (Kumar et al., 2019); defaults are those of ``melgan.v1.yaml``.
 
     Mels ``(B, T, num_mels)`` become audio ``(B, T * prod(upsample_scales), out_channels)``.
     """
 
-    # Block of the old training YAML that holds these keys.
-    yaml_params_key: ClassVar[str] = "melgan_generator_params"
     model_types: ClassVar[tuple] = ("melgan_generator",)
 
     out_channels: int = 1  # audio channels (MB-MelGAN: subbands)
@@ -35,22 +48,13 @@ class MelGANGeneratorConfig(BaseConfig):
     def __post_init__(self):
         if self.kernel_size % 2 != 1 or self.stack_kernel_size % 2 != 1:
             raise ValueError(f"kernel_size ({self.kernel_size}) and stack_kernel_size ({self.stack_kernel_size}) must be odd")
-        if self.filters % (2 ** len(self.upsample_scales)) != 0:
-            raise ValueError(
-                f"filters ({self.filters}) must be divisible by 2 ** len(upsample_scales) = {2 ** len(self.upsample_scales)}"
-            )
-
-    @property
-    def hop_size(self):
-        """Audio samples per mel frame."""
-        return math.prod(self.upsample_scales)
+        self.check_upsampling()
 
 
 @dataclasses.dataclass
 class MelGANDiscriminatorConfig(BaseConfig):
     """MelGAN multi-scale discriminator; defaults are those of ``melgan.v1.yaml``."""
 
-    yaml_params_key: ClassVar[str] = "melgan_discriminator_params"
     model_types: ClassVar[tuple] = ("melgan_discriminator",)
 
     out_channels: int = 1
