@@ -3,14 +3,8 @@
 import tensorflow as tf
 
 from tensorflow_tts.configs.hifigan import HifiGANDiscriminatorConfig, HifiGANGeneratorConfig
-from tensorflow_tts.layers.residual_stack import (
-    TFMultiHifiResBlock,
-    TFReflectionPad1d,
-    make_activation,
-    seeded_initializer,
-)
-from tensorflow_tts.layers.upsample import TFConvTranspose1d
-from tensorflow_tts.layers.weight_norm import conv1d, conv2d
+from tensorflow_tts.layers.residual_stack import TFMultiHifiResBlock, make_activation, seeded_initializer
+from tensorflow_tts.layers.weight_norm import conv2d
 from tensorflow_tts.models.melgan import CONV, SEQ, UPSAMPLE, VAR, BaseVocoderGenerator
 
 
@@ -25,25 +19,9 @@ class TFHifiGANGenerator(BaseVocoderGenerator):
         super().__init__(config, **kwargs)
         config = self.config
         seed = config.initializer_seed
-        weight_norm = config.is_weight_norm
-        self.activation = make_activation(config.nonlinear_activation, config.nonlinear_activation_params)
-        pad = (config.kernel_size - 1) // 2
-        self.first_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="first_reflect_padding")
-        self.first_conv = conv1d(
-            config.filters, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 0), name="first_conv",
-        )
-        self.upsamples, self.resblocks = [], []
-        for i, scale in enumerate(config.upsample_scales):
-            channels = config.filters // (2 ** (i + 1))
-            self.upsamples.append(
-                TFConvTranspose1d(
-                    channels, kernel_size=2 * scale, strides=scale, use_bias=config.use_bias,
-                    is_weight_norm=weight_norm, kernel_initializer=seeded_initializer(seed, 1000 * (i + 1)),
-                    name=f"conv_transpose_._{i}",
-                )
-            )
-            self.resblocks.append(
+
+        def resblock(stage, channels):
+            return [
                 TFMultiHifiResBlock(
                     kernel_sizes=config.stack_kernel_size,
                     dilation_rates=config.stack_dilation_rate,
@@ -52,25 +30,16 @@ class TFHifiGANGenerator(BaseVocoderGenerator):
                     nonlinear_activation=config.nonlinear_activation,
                     nonlinear_activation_params=config.nonlinear_activation_params,
                     padding_type=config.padding_type,
-                    initializer_seed=None if seed is None else seed + 1000 * (i + 1) + 1,
-                    name=f"multi_hifigan_resblock_._{i}",
+                    initializer_seed=None if seed is None else seed + 1000 * (stage + 1) + 1,
+                    name=f"multi_hifigan_resblock_._{stage}",
                 )
-            )
-        self.last_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="last_reflect_padding")
-        self.last_conv = conv1d(
-            config.out_channels, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 1), name="last_conv",
-        )
+            ]
+
+        self._build_frame(resblock)
 
     def call(self, mels, training=False):
         """Args: mels ``(B, T, num_mels)``. Returns audio ``(B, T * hop_size, out_channels)``."""
-        x = self.first_conv(self.first_pad(mels))
-        for upsample, resblock in zip(self.upsamples, self.resblocks):
-            x = resblock(upsample(self.activation(x)), training=training)
-        x = self.last_conv(self.last_pad(self.activation(x)))
-        if self.config.use_final_nolinear_activation:
-            x = tf.math.tanh(x)
-        return x
+        return self._generate(mels, training)
 
     def legacy_rules(self):
         dilations = self.config.stack_dilation_rate

@@ -90,6 +90,48 @@ class BaseVocoderGenerator(tf.keras.Model):
             config = self.config_class.from_dict(config)
         self.config = config
 
+    def _build_frame(self, make_stage):
+        """The layout MelGAN and HiFi-GAN share: reflect-padded first conv; per upsampling scale
+        a transposed conv followed by the layers ``make_stage(stage, channels)`` returns;
+        reflect-padded last conv. Channels halve at every stage."""
+        config = self.config
+        seed, weight_norm = config.initializer_seed, config.is_weight_norm
+        self.activation = make_activation(config.nonlinear_activation, config.nonlinear_activation_params)
+        pad = (config.kernel_size - 1) // 2
+        self.first_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="first_reflect_padding")
+        self.first_conv = conv1d(
+            config.filters, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
+            kernel_initializer=seeded_initializer(seed, 0), name="first_conv",
+        )
+        self.upsamples, self.stages = [], []
+        for i, scale in enumerate(config.upsample_scales):
+            channels = config.filters // (2 ** (i + 1))
+            self.upsamples.append(
+                TFConvTranspose1d(
+                    channels, kernel_size=2 * scale, strides=scale, use_bias=config.use_bias,
+                    is_weight_norm=weight_norm, kernel_initializer=seeded_initializer(seed, 1000 * (i + 1)),
+                    name=f"conv_transpose_._{i}",
+                )
+            )
+            self.stages.append(make_stage(i, channels))
+        self.last_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="last_reflect_padding")
+        self.last_conv = conv1d(
+            config.out_channels, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
+            kernel_initializer=seeded_initializer(seed, 1), name="last_conv",
+        )
+
+    def _generate(self, mels, training=False):
+        """Args: mels ``(B, T, num_mels)``. Returns ``(B, T * prod(upsample_scales), out_channels)``."""
+        x = self.first_conv(self.first_pad(mels))
+        for upsample, stage in zip(self.upsamples, self.stages):
+            x = upsample(self.activation(x))
+            for block in stage:
+                x = block(x, training=training)
+        x = self.last_conv(self.last_pad(self.activation(x)))
+        if self.config.use_final_nolinear_activation:
+            x = tf.math.tanh(x)
+        return x
+
     @property
     def hop_size(self):
         return self.config.hop_size
@@ -161,57 +203,25 @@ class TFMelGANGenerator(BaseVocoderGenerator):
         super().__init__(config, **kwargs)
         config = self.config
         seed = config.initializer_seed
-        weight_norm = config.is_weight_norm
-        self.activation = make_activation(config.nonlinear_activation, config.nonlinear_activation_params)
-        pad = (config.kernel_size - 1) // 2
-        self.first_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="first_reflect_padding")
-        self.first_conv = conv1d(
-            config.filters, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 0), name="first_conv",
-        )
-        self.upsamples, self.residual_stacks = [], []
-        for i, scale in enumerate(config.upsample_scales):
-            channels = config.filters // (2 ** (i + 1))
-            self.upsamples.append(
-                TFConvTranspose1d(
-                    channels, kernel_size=2 * scale, strides=scale, use_bias=config.use_bias,
-                    is_weight_norm=weight_norm, kernel_initializer=seeded_initializer(seed, 1000 * (i + 1)),
-                    name=f"conv_transpose_._{i}",
-                )
-            )
-            for j in range(config.stacks):
-                self.residual_stacks.append(
-                    TFResidualStack(
-                        kernel_size=config.stack_kernel_size,
-                        filters=channels,
-                        dilation_rate=config.stack_kernel_size**j,
-                        use_bias=config.use_bias,
-                        nonlinear_activation=config.nonlinear_activation,
-                        nonlinear_activation_params=config.nonlinear_activation_params,
-                        padding_type=config.padding_type,
-                        is_weight_norm=weight_norm,
-                        initializer_seed=None if seed is None else seed + 1000 * (i + 1) + 10 * (j + 1),
-                        name=f"residual_stack_._{i}._._{j}",
-                    )
-                )
-        self.last_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="last_reflect_padding")
-        self.last_conv = conv1d(
-            config.out_channels, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 1), name="last_conv",
-        )
 
-    def _generate(self, mels, training=False):
-        """Args: mels ``(B, T, num_mels)``. Returns ``(B, T * prod(upsample_scales), out_channels)``."""
-        x = self.first_conv(self.first_pad(mels))
-        stacks = self.config.stacks
-        for i, upsample in enumerate(self.upsamples):
-            x = upsample(self.activation(x))
-            for residual_stack in self.residual_stacks[i * stacks : (i + 1) * stacks]:
-                x = residual_stack(x, training=training)
-        x = self.last_conv(self.last_pad(self.activation(x)))
-        if self.config.use_final_nolinear_activation:
-            x = tf.math.tanh(x)
-        return x
+        def residual_stacks(stage, channels):
+            return [
+                TFResidualStack(
+                    kernel_size=config.stack_kernel_size,
+                    filters=channels,
+                    dilation_rate=config.stack_kernel_size**j,
+                    use_bias=config.use_bias,
+                    nonlinear_activation=config.nonlinear_activation,
+                    nonlinear_activation_params=config.nonlinear_activation_params,
+                    padding_type=config.padding_type,
+                    is_weight_norm=config.is_weight_norm,
+                    initializer_seed=None if seed is None else seed + 1000 * (stage + 1) + 10 * (j + 1),
+                    name=f"residual_stack_._{stage}._._{j}",
+                )
+                for j in range(config.stacks)
+            ]
+
+        self._build_frame(residual_stacks)
 
     def call(self, mels, training=False):
         """Args: mels ``(B, T, num_mels)``. Returns audio ``(B, T * hop_size, out_channels)``."""
