@@ -8,7 +8,6 @@ The dump needs DUMP/<split>/durations/ (examples/fastspeech2/extract_durations.p
 them from the built-in aligner; a Tacotron2 teacher or TextGrids work as well).
 """
 
-import argparse
 import logging
 import os
 import sys
@@ -62,24 +61,8 @@ class FastSpeechTrainer(Seq2SeqBasedTrainer):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Train FastSpeech (TensorFlowTTS flags).")
-    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
-    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
-    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir and --dev-dir")
-    parser.add_argument("--outdir", required=True)
-    parser.add_argument("--config", required=True, help="examples/fastspeech/conf/*.yaml")
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool)
-    parser.add_argument("--mixed_precision", default="0", type=recipe_lib.as_bool)
-    parser.add_argument("--resume", default="")
-    parser.add_argument("--pretrained", default="")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
-    args = parser.parse_args(argv)
-    if args.dump_dir:
-        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
-        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
-    if not args.train_dir:
-        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
-    return args
+    parser = recipe_lib.training_parser("Train FastSpeech (TensorFlowTTS flags).", "examples/fastspeech/conf/*.yaml")
+    return recipe_lib.parse_training_args(parser, argv)
 
 
 def main(argv=None):

@@ -6,7 +6,6 @@
         --f0-stat ./dump/stats_f0.npy --energy-stat ./dump/stats_energy.npy --mixed_precision 1
 """
 
-import argparse
 import os
 import sys
 
@@ -186,26 +185,14 @@ def build_fastspeech2(model_config, aligner_config=None, num_mels=None):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Train FastSpeech2 (TensorFlowTTS flags).")
-    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
-    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
-    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir, --dev-dir and the stats")
-    parser.add_argument("--outdir", required=True, help="checkpoints, TensorBoard logs, predictions")
-    parser.add_argument("--config", required=True, help="examples/fastspeech2/conf/*.yaml")
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="1: norm-feats, 0: raw-feats")
-    parser.add_argument("--f0-stat", default=None, help="stats_f0.npy (default: the dump's)")
-    parser.add_argument("--energy-stat", default=None, help="stats_energy.npy (default: the dump's)")
-    parser.add_argument("--mixed_precision", default="0", type=recipe_lib.as_bool, help="1: mixed precision")
-    parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
-    parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
-    args = parser.parse_args(argv)
-    if args.dump_dir:
-        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
-        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
-    if not args.train_dir:
-        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
-    return args
+    def variance_stats(parser):
+        parser.add_argument("--f0-stat", default=None, help="stats_f0.npy (default: the dump's)")
+        parser.add_argument("--energy-stat", default=None, help="stats_energy.npy (default: the dump's)")
+
+    parser = recipe_lib.training_parser(
+        "Train FastSpeech2 (TensorFlowTTS flags).", "examples/fastspeech2/conf/*.yaml", variance_stats
+    )
+    return recipe_lib.parse_training_args(parser, argv)
 
 
 def main(argv=None):

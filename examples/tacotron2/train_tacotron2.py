@@ -5,7 +5,6 @@
         --config examples/tacotron2/conf/tacotron2.v1.yaml --use-norm 1 --mixed_precision 0
 """
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -235,24 +234,8 @@ def build_datasets(recipe, train_dir, dev_dir, use_norm, num_replicas):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Train Tacotron 2 (TensorFlowTTS flags).")
-    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
-    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
-    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir and --dev-dir")
-    parser.add_argument("--outdir", required=True, help="checkpoints, TensorBoard logs, predictions")
-    parser.add_argument("--config", required=True, help="examples/tacotron2/conf/*.yaml")
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="1: norm-feats, 0: raw-feats")
-    parser.add_argument("--mixed_precision", default="0", type=recipe_lib.as_bool, help="1: mixed precision")
-    parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
-    parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
-    args = parser.parse_args(argv)
-    if args.dump_dir:
-        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
-        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
-    if not args.train_dir:
-        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
-    return args
+    parser = recipe_lib.training_parser("Train Tacotron 2 (TensorFlowTTS flags).", "examples/tacotron2/conf/*.yaml")
+    return recipe_lib.parse_training_args(parser, argv)
 
 
 def prepare(args, strategy, trainer_cls=Tacotron2Trainer):

@@ -4,6 +4,7 @@ Nothing model-specific is computed here; it only connects package pieces the way
 train/decode/extract scripts all need them.
 """
 
+import argparse
 import dataclasses
 import logging
 import os
@@ -192,3 +193,35 @@ def as_bool(text):
 
 def read_ids(path):
     return np.load(path).astype(np.int32)
+
+
+def training_parser(description, config_help, extra_flags=None):
+    """The flags every acoustic training script takes (TensorFlowTTS spellings kept).
+
+    ``extra_flags(parser)`` adds a script's own flags; `parse_training_args` then fills
+    --train-dir/--dev-dir from --dump-dir.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--train-dir", default=None, help="dump/train (default: <dump-dir>/train)")
+    parser.add_argument("--dev-dir", default=None, help="dump/valid (default: <dump-dir>/valid)")
+    parser.add_argument("--dump-dir", default=None, help="convenience: sets --train-dir and --dev-dir (and stats)")
+    parser.add_argument("--outdir", required=True, help="checkpoints, TensorBoard logs, predictions")
+    parser.add_argument("--config", required=True, help=config_help)
+    parser.add_argument("--use-norm", default="1", type=as_bool, help="1: norm-feats, 0: raw-feats")
+    parser.add_argument("--mixed_precision", default="0", type=as_bool, help="1: mixed precision")
+    parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
+    parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    if extra_flags is not None:
+        extra_flags(parser)
+    return parser
+
+
+def parse_training_args(parser, argv=None):
+    args = parser.parse_args(argv)
+    if args.dump_dir:
+        args.train_dir = args.train_dir or os.path.join(args.dump_dir, "train")
+        args.dev_dir = args.dev_dir or os.path.join(args.dump_dir, "valid")
+    if not args.train_dir:
+        parser.error("give --train-dir (and --dev-dir) or --dump-dir")
+    return args
