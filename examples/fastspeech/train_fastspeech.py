@@ -42,7 +42,8 @@ class FastSpeechTrainer(Seq2SeqBasedTrainer):
     def call_model(self, batch, training):
         durations = fix_batch_durations(batch["duration_gts"], batch["input_lengths"], batch["mel_lengths"])
         mel_before, mel_after, duration_outputs = self.model(
-            batch["input_ids"], batch["speaker_ids"], durations, training=training
+            batch["input_ids"], batch["speaker_ids"], durations, training=training,
+            num_frames=tf.shape(batch["mel_gts"])[1],  # the padded length: static shapes under jit_compile
         )
         return {
             "mel_before": mel_before,

@@ -101,7 +101,8 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
             durations = fix_batch_durations(batch["duration_gts"], input_lengths, mel_lengths)
         f0, energy = self._variance_targets(batch, durations)
         mel_before, mel_after, duration_outputs, f0_outputs, energy_outputs = self.model(
-            batch["input_ids"], batch["speaker_ids"], durations, f0, energy, training=training
+            batch["input_ids"], batch["speaker_ids"], durations, f0, energy, training=training,
+            num_frames=tf.shape(batch["mel_gts"])[1],  # the padded length: static shapes under jit_compile
         )
         outputs.update(
             mel_before=mel_before,

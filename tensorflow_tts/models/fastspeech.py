@@ -247,7 +247,7 @@ class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
         speed_ratios = tf.cast(speed_ratios, durations.dtype)[:, tf.newaxis]
         return tf.cast(tf.math.round(durations / speed_ratios), tf.int32)
 
-    def call(self, input_ids, speaker_ids, duration_gts, training=False):
+    def call(self, input_ids, speaker_ids, duration_gts, training=False, num_frames=None):
         """Teacher-forced pass: frames follow the given durations.
 
         Args:
@@ -255,15 +255,17 @@ class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
             speaker_ids: (B,) int32; ignored when ``n_speakers`` is 1.
             duration_gts: (B, T) int32 frames per token (0 at padding).
             training: enables dropout and batch-norm updates.
+            num_frames: F, when known (the padded mel length in training): keeps shapes
+                static for XLA (`jit_compile`). Default: the largest sum of durations.
 
         Returns:
             mel_before (B, F, num_mels), mel_after (B, F, num_mels) and duration_outputs
-            (B, T): the predicted log(1 + frames), clipped to [0, 6]. F = max sum(durations).
+            (B, T): the predicted log(1 + frames), clipped to [0, 6].
         """
         encoder_output, mask = self._encode(input_ids, speaker_ids, training)
         duration_outputs = self.duration_predictor(encoder_output, mask, training=training)
         duration_gts = duration_gts * tf.cast(mask, duration_gts.dtype)
-        frames, frame_mask = self.length_regulator(encoder_output, duration_gts)
+        frames, frame_mask = self.length_regulator(encoder_output, duration_gts, num_frames)
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training)
         return mel_before, mel_after, duration_outputs
 

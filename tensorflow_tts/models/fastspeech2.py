@@ -91,7 +91,7 @@ class TFFastSpeech2(TFFastSpeech):
 
     def _variance_adaptor(
         self, encoder_output, mask, speaker_ids, durations, training,
-        f0_gts=None, energy_gts=None, f0_ratios=None, energy_ratios=None,
+        f0_gts=None, energy_gts=None, f0_ratios=None, energy_ratios=None, num_frames=None,
     ):
         """Predict f0 and energy, add their embeddings and expand tokens to frames.
 
@@ -105,7 +105,7 @@ class TFFastSpeech2(TFFastSpeech):
         if self.config.variance_level == "token":
             hidden, hidden_mask = encoder_output, mask
         else:
-            hidden, hidden_mask = self.length_regulator(encoder_output, durations)
+            hidden, hidden_mask = self.length_regulator(encoder_output, durations, num_frames)
         f0_outputs = self.f0_predictor(hidden, hidden_mask, speaker_ids, training=training)
         energy_outputs = self.energy_predictor(hidden, hidden_mask, speaker_ids, training=training)
         if f0_gts is None:
@@ -114,13 +114,13 @@ class TFFastSpeech2(TFFastSpeech):
             f0_gts, energy_gts = f0_outputs, energy_outputs
         hidden = self._add_variance_embeddings(hidden, hidden_mask, f0_gts, energy_gts, training)
         if self.config.variance_level == "token":
-            frames, frame_mask = self.length_regulator(hidden, durations)
+            frames, frame_mask = self.length_regulator(hidden, durations, num_frames)
         else:
             frames = hidden * tf.cast(hidden_mask[:, :, tf.newaxis], hidden.dtype)
             frame_mask = hidden_mask
         return frames, frame_mask, f0_outputs, energy_outputs
 
-    def call(self, input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, training=False):
+    def call(self, input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, training=False, num_frames=None):
         """Teacher-forced pass: frames follow the given durations, f0 and energy.
 
         Args:
@@ -130,6 +130,8 @@ class TFFastSpeech2(TFFastSpeech):
             f0_gts, energy_gts: (B, T) float32 per token (``variance_level: token``) or
                 (B, F) per frame (``variance_level: frame``), normalised.
             training: enables dropout and batch-norm updates.
+            num_frames: F, when known (the padded mel length in training): keeps shapes
+                static for XLA (`jit_compile`). Default: the largest sum of durations.
 
         Returns:
             mel_before, mel_after (B, F, num_mels); duration_outputs (B, T), the predicted
@@ -139,7 +141,8 @@ class TFFastSpeech2(TFFastSpeech):
         duration_outputs = self.duration_predictor(encoder_output, mask, speaker_ids, training=training)
         duration_gts = duration_gts * tf.cast(mask, duration_gts.dtype)
         frames, frame_mask, f0_outputs, energy_outputs = self._variance_adaptor(
-            encoder_output, mask, speaker_ids, duration_gts, training, f0_gts=f0_gts, energy_gts=energy_gts
+            encoder_output, mask, speaker_ids, duration_gts, training, f0_gts=f0_gts, energy_gts=energy_gts,
+            num_frames=num_frames,
         )
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training)
         return mel_before, mel_after, duration_outputs, f0_outputs, energy_outputs

@@ -332,7 +332,9 @@ class BaseTrainer:
             if group.name not in active_groups:
                 continue
             if self.config.jit_compile:
-                total, named, gradients = self._jit_forward_backward(group)(batch, state)
+                # XLA compiles numbers only; utterance ids (strings) stay outside the compiled part.
+                numeric = {key: value for key, value in batch.items() if value.dtype != tf.string}
+                total, named, gradients = self._jit_forward_backward(group)(numeric, state)
             else:
                 total, named, gradients = self._forward_backward(group, batch, state)
             count = tf.cast(tf.shape(total)[0], tf.float32)
