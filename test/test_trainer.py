@@ -3,6 +3,7 @@
 import tensorflow_tts  # noqa: F401
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -151,10 +152,11 @@ def test_tensorboard_gets_scalars_eval_losses_images_and_a_profile(tmp_path):
     trainer.fit(make_dataset(8), make_dataset(4, num_examples=8, seed=7))
     train = read_events(str(tmp_path / "train"))
     for tag in ("mel_loss", "l1_loss", "total_loss", "learning_rate", "grad_norm", "steps_per_second",
-                "examples_per_second", "padding_ratio"):
+                "examples_per_second", "padding_ratio", "input_wait_fraction"):
         assert tag in train and train[tag]["plugin"] == "scalars", tag
     assert train["total_loss"]["steps"] == [1, 2]
     assert 0.0 < float(train["padding_ratio"]["values"][0]) < 1.0
+    assert 0.0 <= float(train["input_wait_fraction"]["values"][0]) < 1.0
     evaluation = read_events(str(tmp_path / "eval"))
     assert {"mel_loss", "total_loss"} <= set(evaluation)
     assert evaluation["mel/0"]["plugin"] == "images"
@@ -231,3 +233,21 @@ def test_variable_length_batches_trace_the_step_once(tmp_path, jit_compile):
     (step_function,) = trainer._step_functions.values()
     assert step_function.experimental_get_tracing_count() == 1
     assert all(np.all(np.isfinite(weight)) for weight in weights(trainer))
+
+
+def test_a_slow_input_pipeline_shows_as_input_wait(tmp_path):
+    def slow(batch):
+        def sleep(features):
+            time.sleep(0.2)
+            return features
+
+        features = tf.numpy_function(sleep, [batch["features"]], tf.float32, stateful=True)
+        return {**batch, "features": tf.ensure_shape(features, batch["features"].shape)}
+
+    trainer = build_seq2seq_trainer(trainer_config(tmp_path, train_max_steps=4, log_interval_steps=4))
+    # No prefetch: each batch costs 0.2 s to make while the tiny step takes milliseconds.
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    trainer.fit(make_dataset(4).map(slow).with_options(options))
+    (wait,) = read_events(str(tmp_path / "train"))["input_wait_fraction"]["values"]
+    assert float(wait) > 0.5

@@ -509,7 +509,9 @@ class BaseTrainer:
                 micro_results = []
                 for micro_step in range(config.gradient_accumulation_steps):
                     apply_update = micro_step == config.gradient_accumulation_steps - 1
+                    waited = time.perf_counter()
                     batch = self._next_train_batch()
+                    window.input_wait += time.perf_counter() - waited
                     micro_results.append(self._train_function(active_groups, apply_update)(batch))
                 self.steps += 1
                 self._after_train_step(micro_results, window)
@@ -585,6 +587,8 @@ class BaseTrainer:
         elapsed = max(window.elapsed(), 1e-9)
         scalars["steps_per_second"] = window.timed_steps / elapsed
         scalars["examples_per_second"] = window.timed_examples / elapsed
+        # Seconds the loop waited for tf.data, per second of training: near 0 when the input keeps up.
+        scalars["input_wait_fraction"] = window.input_wait / elapsed
         if window.padding_total > 0:
             scalars["padding_ratio"] = 1.0 - window.padding_valid / window.padding_total
         scalars["nonfinite_steps"] = float(self.nonfinite_steps)
@@ -776,6 +780,7 @@ class _Window:
         self.padding_total = 0.0
         self.timed_steps = 0
         self.timed_examples = 0.0
+        self.input_wait = 0.0  # seconds spent fetching the next batch from the input pipeline
         self._start = time.perf_counter()
 
     def add(self, micro_results, bad_groups):
@@ -817,6 +822,7 @@ class _Window:
         self._start = time.perf_counter()
         self.timed_steps = 0
         self.timed_examples = 0.0
+        self.input_wait = 0.0
 
     def elapsed(self):
         return time.perf_counter() - self._start
