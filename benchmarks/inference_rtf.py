@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import numpy as np
 import tensorflow as tf
 
+from measure import machine_report, matmul_gflops, profile_op_types, timed, usable_cpus
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml
 from tensorflow_tts.trainers.vocoder import build_generator, load_recipe
 
@@ -52,58 +52,6 @@ FASTSPEECH2 = CONF / "fastspeech2" / "conf" / "fastspeech2.v1.yaml"
 TACOTRON2 = CONF / "tacotron2" / "conf" / "tacotron2.v1.yaml"
 PARTS = ("vocoders", "fastspeech2", "end_to_end", "tacotron2", "exported")
 QUANTIZATIONS = ("float32", "float16", "int8")
-
-
-def timed(function, repeats, budget_seconds):
-    """(median, fastest, runs): wall times of `function()` over `repeats` runs (fewer if
-    `budget_seconds` runs out). On a shared machine the fastest run is the one least
-    disturbed by other processes."""
-    times = []
-    deadline = time.perf_counter() + budget_seconds
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-        if time.perf_counter() > deadline:
-            break
-    return statistics.median(times), min(times), len(times)
-
-
-def matmul_gflops(size=2048, repeats=5):
-    a = tf.random.normal([size, size])
-    b = tf.random.normal([size, size])
-    matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
-    matmul().numpy()  # warm-up
-    _, fastest, _ = timed(lambda: matmul().numpy(), repeats, 30)
-    return 2 * size**3 / fastest / 1e9
-
-
-def profile_op_types(function, runs):
-    """Milliseconds per run spent in each TensorFlow op type while `function()` runs `runs` times."""
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    logdir = tempfile.mkdtemp(prefix="tts_profile_")
-    try:
-        tf.profiler.experimental.start(logdir)
-        for _ in range(runs):
-            function()
-        tf.profiler.experimental.stop()
-        space = xplane_pb2.XSpace()
-        space.ParseFromString(next(Path(logdir).rglob("*.xplane.pb")).read_bytes())
-    finally:
-        shutil.rmtree(logdir, ignore_errors=True)
-    totals = {}
-    for plane in space.planes:
-        names = {key: value.name for key, value in plane.event_metadata.items()}
-        for line in plane.lines:
-            if not line.name.startswith("tf_Compute"):  # the executor threads that run the ops
-                continue
-            for event in line.events:
-                name = names.get(event.metadata_id, "")
-                if ":" in name:  # "<node name>:<op type>"
-                    op_type = name.rsplit(":", 1)[1]
-                    totals[op_type] = totals.get(op_type, 0.0) + event.duration_ps / 1e9 / runs
-    return dict(sorted(totals.items(), key=lambda item: -item[1]))
 
 
 class Bench:
@@ -248,7 +196,7 @@ def run_exported(bench, args, acoustic, vocoder, sampling_rate, workdir):
     from tensorflow_tts.inference.pretrained import save_model_weights
     from tensorflow_tts.inference.tflite import TFLiteModel, convert_model
 
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = usable_cpus()
     frames = int(round(args.seconds * sampling_rate / vocoder.hop_size))
     mels = np.random.default_rng(0).normal(size=(1, frames, 80)).astype(np.float32)
     audio_seconds = frames * vocoder.hop_size / sampling_rate
@@ -321,17 +269,8 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
-    threads = {
-        "cpu_count": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),  # 0 = TensorFlow's default
-        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
-        "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS"),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
-    }
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"tensorflow {tf.__version__}; threads: {json.dumps(threads)}; load average {load}")
+    machine = machine_report()
+    print(machine)
     gflops = matmul_gflops()
     print(f"fp32 matmul 2048x2048: {gflops:.1f} GFLOP/s (fastest of 5)", flush=True)
 
@@ -358,7 +297,7 @@ def main(argv=None):
 
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(f"done in {time.perf_counter() - started:.0f} s; load average {load_after}")
-    summary = {"gflops_fp32": round(gflops, 1), "threads": threads, "load_average": [load, load_after],
+    summary = {"gflops_fp32": round(gflops, 1), "machine": machine, "load_average_after": load_after,
                "results": bench.results}
     print(json.dumps(summary))
     if args.json:

@@ -1,0 +1,95 @@
+"""What every benchmark prints about the machine, and how it times and profiles.
+
+Imported by the scripts beside it (run as `python benchmarks/<script>.py`, so this folder
+is on sys.path).
+"""
+
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+
+import tensorflow as tf
+
+
+def usable_cpus():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def machine_report():
+    """One line: TensorFlow version, thread settings and load average (other processes slow every figure)."""
+    threads = {
+        "cpu_count": os.cpu_count(),
+        "usable_cpus": usable_cpus(),
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),  # 0 = TensorFlow's default
+        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+        "TF_NUM_INTRAOP_THREADS": os.environ.get("TF_NUM_INTRAOP_THREADS"),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+    }
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    devices = [device.device_type for device in tf.config.list_physical_devices()]
+    return f"tensorflow {tf.__version__}; devices {devices}; threads: {json.dumps(threads)}; load average {load}"
+
+
+def timed(function, repeats, budget_seconds):
+    """(median, fastest, runs): wall times of `function()` over `repeats` runs (fewer if
+    `budget_seconds` runs out). On a shared machine the fastest run is the one least
+    disturbed by other processes."""
+    times = []
+    deadline = time.perf_counter() + budget_seconds
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+        if time.perf_counter() > deadline:
+            break
+    return statistics.median(times), min(times), len(times)
+
+
+def matmul_gflops(size=2048, repeats=5):
+    """The machine's fp32 speed: GFLOP/s of the fastest of `repeats` size x size TF matmuls."""
+    a = tf.random.normal([size, size])
+    b = tf.random.normal([size, size])
+    matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
+    matmul().numpy()  # warm-up
+    _, fastest, _ = timed(lambda: matmul().numpy(), repeats, 30)
+    return 2 * size**3 / fastest / 1e9
+
+
+def op_types_of_trace(logdir, runs):
+    """Milliseconds per run spent in each TensorFlow op type in the profiler trace under `logdir`."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(next(Path(logdir).rglob("*.xplane.pb")).read_bytes())
+    totals = {}
+    for plane in space.planes:
+        names = {key: value.name for key, value in plane.event_metadata.items()}
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):  # the executor threads that run the ops
+                continue
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                if ":" in name:  # "<node name>:<op type>"
+                    op_type = name.rsplit(":", 1)[1]
+                    totals[op_type] = totals.get(op_type, 0.0) + event.duration_ps / 1e9 / runs
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+
+
+def profile_op_types(function, runs):
+    """Milliseconds per run spent in each TensorFlow op type while `function()` runs `runs` times."""
+    logdir = tempfile.mkdtemp(prefix="tts_profile_")
+    try:
+        tf.profiler.experimental.start(logdir)
+        for _ in range(runs):
+            function()
+        tf.profiler.experimental.stop()
+        return op_types_of_trace(logdir, runs)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
