@@ -97,6 +97,7 @@ def test_an_old_yaml_section_loads_and_unknown_keys_are_errors():
 
 def test_dataset_other_than_ljspeech_sets_the_vocabulary_as_before():
     assert FastSpeechConfig(dataset="baker", vocab_size=149).vocab_size == 219
+    assert FastSpeech2Config(dataset="libritts").vocab_size == 86  # 1.8's LibriTTS table
     with pytest.raises(ConfigError, match="dataset 'klingon'"):
         FastSpeechConfig(dataset="klingon")
 

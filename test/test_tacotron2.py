@@ -190,6 +190,14 @@ tacotron2_params:
         Tacotron2Config.from_dict({"zoneout": 0.1})
 
 
+@pytest.mark.parametrize(
+    "dataset, vocab_size", [("baker", 219), ("kss", 81), ("libritts", 86), ("ljspeechu", 96), ("synpaflex", 84)]
+)
+def test_a_1_8_dataset_name_sets_1_8_vocabulary_size(dataset, vocab_size):
+    # A 1.8 YAML names its corpus instead of giving vocab_size; its checkpoint has that many rows.
+    assert Tacotron2Config(dataset=dataset, vocab_size=149).vocab_size == vocab_size
+
+
 def test_config_round_trip_rebuilds_the_same_model():
     model = TFTacotron2(tiny_config(reduction_factor=2))
     clone = TFTacotron2.from_config(model.get_config())

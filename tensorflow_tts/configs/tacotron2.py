@@ -4,10 +4,8 @@ import dataclasses
 from typing import ClassVar
 
 from tensorflow_tts.configs.base_config import BaseConfig, ConfigError
+from tensorflow_tts.configs.legacy_vocab import legacy_vocab_size
 
-# TensorFlowTTS 1.8 read `vocab_size` only for `dataset: ljspeech`; for the other corpora
-# it took the size of that corpus' symbol table. These are those sizes.
-LEGACY_DATASET_VOCAB_SIZES = {"baker": 219, "kss": 81}
 
 ACTIVATIONS = ("identity", "linear", "tanh", "relu", "gelu", "swish", "mish")
 
@@ -25,7 +23,7 @@ class Tacotron2Config(BaseConfig):
     model_types: ClassVar[tuple] = ("tacotron2",)
 
     # Text front end. `vocab_size` is only read when `dataset` is "ljspeech" (as in 1.8);
-    # for "baker" and "kss" the size of that corpus' symbol table is used instead.
+    # any other corpus name sets the size of 1.8's symbol table for it (see legacy_vocab.py).
     dataset: str = "ljspeech"
     vocab_size: int = 149
     embedding_hidden_size: int = 512
@@ -81,14 +79,7 @@ class Tacotron2Config(BaseConfig):
     legacy_free_running_eval: bool = False
 
     def __post_init__(self):
-        if self.dataset != "ljspeech":
-            if self.dataset not in LEGACY_DATASET_VOCAB_SIZES:
-                raise ConfigError(
-                    f"dataset {self.dataset!r}: the vocabulary size is not known for it; use "
-                    f"dataset: ljspeech with vocab_size: <number of symbols of your processor> "
-                    f"(known datasets: ljspeech, {', '.join(sorted(LEGACY_DATASET_VOCAB_SIZES))})"
-                )
-            self.vocab_size = LEGACY_DATASET_VOCAB_SIZES[self.dataset]
+        self.vocab_size = legacy_vocab_size(self.dataset, self.vocab_size)
         if self.attention_type != "lsa":
             raise ConfigError(
                 f"attention_type {self.attention_type!r} is not supported; use 'lsa' (location-sensitive attention)"
