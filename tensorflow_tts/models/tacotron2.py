@@ -63,7 +63,7 @@ def _truncated_normal(stddev):
 
 
 class ConvBatchNorm(tf.keras.layers.Layer):
-    """Conv1D ("same" padding) -> batch norm -> activation -> dropout."""
+    """Conv1D ("same" padding) -> batch norm (synchronised across replicas) -> activation -> dropout."""
 
     def __init__(self, filters, kernel_size, activation, dropout_rate, initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
@@ -79,7 +79,11 @@ class ConvBatchNorm(tf.keras.layers.Layer):
             kernel_initializer=_truncated_normal(initializer_range),
             name="conv",
         )
-        self.batch_norm = tf.keras.layers.BatchNormalization(axis=-1, name="batch_norm")
+        # 1.8 used SyncBatchNormalization (= synchronized=True): in training, the statistics
+        # span every replica's batch and the variance is E[x^2] - E[x]^2, not the two-pass
+        # variance of plain batch norm. The postnet amplifies that rounding difference to
+        # ~1e-5 with a 20-frame batch, so we compute it the same way.
+        self.batch_norm = tf.keras.layers.BatchNormalization(axis=-1, synchronized=True, name="batch_norm")
         self.dropout = tf.keras.layers.Dropout(dropout_rate)
         self._activation_fn = _activation(activation)
 
