@@ -4,13 +4,13 @@ from tensorflow_tts.configs.base_config import ConfigError
 
 # In 1.8 `vocab_size` was read only for `dataset: ljspeech`; any other corpus name replaced
 # it with the length of that corpus' 1.8 symbol table. These are those lengths, so a 1.8
-# YAML and its checkpoint keep their embedding shape. Tacotron2Config accepted all of them,
-# FastSpeechConfig / FastSpeech2Config only baker, kss and libritts; both accept all here.
+# YAML and its checkpoint keep their embedding shape. 1.8's Tacotron2Config accepted baker,
+# kss, libritts and synpaflex, its FastSpeechConfig / FastSpeech2Config baker, kss and
+# libritts; "ljspeechu" (LJSpeechUltimateProcessor) came to Tacotron2Config in the
+# repository after the 1.8 release. Both accept all of them here.
 #
-# Only baker, kss and synpaflex match the tables of our processors. Our ljspeechu table has
-# 97 symbols (it adds the word boundary " "); our libritts table is the ljspeechu one without
-# EOS (96 symbols), not 1.8's g2p_en-based one. Training on a dump made by those two needs
-# `dataset: ljspeech` with `vocab_size:` set to the symbol count of the dump's mapper.
+# Each size equals the table of our processor of that name, which reproduces the original's
+# symbols and ids, so a dump made with `--dataset X` trains with `dataset: X`.
 LEGACY_DATASET_VOCAB_SIZES = {
     "baker": 219,
     "kss": 81,

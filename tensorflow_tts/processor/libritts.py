@@ -1,4 +1,4 @@
-"""LibriTTS (multi-speaker English): ARPAbet phonemes via the offline G2P; no end-of-sequence token."""
+"""LibriTTS (multi-speaker English): ARPAbet phonemes, TensorFlowTTS 1.8's table and rules; no end-of-sequence token."""
 
 import os
 from dataclasses import dataclass, field
@@ -6,16 +6,43 @@ from pathlib import Path
 from typing import ClassVar, List, Union
 
 from tensorflow_tts.processor.base_processor import BaseProcessor, read_corpus_lines
-from tensorflow_tts.processor.ljspeechu import ARPABET_SYMBOLS, english_to_arpabet_symbols
+from tensorflow_tts.processor.ljspeech import ARPABET, split_arpabet
+from tensorflow_tts.processor.ljspeechu import g2p_tokens
+from tensorflow_tts.utils.cleaners import clean_text
+from tensorflow_tts.utils.g2p import ARPABET_WITH_STRESS
+
+# 1.8's table: g2p-en's decoder vocabulary (its 4 specials, then its 70 phones), the silence
+# and end marks of aligned transcripts, all with "@"; then punctuation and space without.
+_G2P_EN_SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+SILENCE, END = "@SIL", "@END"
+LIBRITTS_PUNCTUATION = "!'(),.:;? "
+LIBRITTS_SYMBOLS = ["@" + name for name in _G2P_EN_SPECIALS + ARPABET_WITH_STRESS + ["SIL", "END"]] + list(
+    LIBRITTS_PUNCTUATION
+)
+
+# What a 1.8 training transcript holds: examples/mfa_extraction wrote the aligned phones of
+# each utterance, silences as SIL and the closing interval as END, separated by spaces.
+_PHONE_NAMES = frozenset(ARPABET) | {"SIL", "END"}
+
+
+def is_phone_string(text: str) -> bool:
+    """"HH AH0 L OW1 SIL END" -> True; "Hello." -> False."""
+    tokens = text.split()
+    return bool(tokens) and all(token in _PHONE_NAMES for token in tokens)
 
 
 @dataclass
 class LibriTTSProcessor(BaseProcessor):
     """Corpus layout: `train.txt` (`path|text|speaker`) when present; otherwise the native tree
-    `[<subset>/]<speaker>/<chapter>/<utt>.wav` with `<utt>.normalized.txt`, read recursively."""
+    `[<subset>/]<speaker>/<chapter>/<utt>.wav` with `<utt>.normalized.txt`, read recursively.
 
-    symbols: List[str] = field(default_factory=lambda: list(ARPABET_SYMBOLS))
-    cleaner_names: Union[str, List[str], None] = "english_cleaners"
+    Text is either a phone string, as 1.8's `train.txt` held ("HH AH0 L OW1 SIL W ER1 L D END"),
+    or English, read with G2P.
+    """
+
+    symbols: List[str] = field(default_factory=lambda: list(LIBRITTS_SYMBOLS))
+    # Run on English text before G2P; 1.8 ran none (g2p-en spells out numbers itself).
+    cleaner_names: Union[str, List[str], None] = None
 
     dataset_name: ClassVar[str] = "libritts"
 
@@ -40,4 +67,27 @@ class LibriTTSProcessor(BaseProcessor):
         return None
 
     def text_to_symbols(self, text: str) -> List[str]:
-        return english_to_arpabet_symbols(text, self.cleaner_names)
+        """Phones with "@"; a closing SIL becomes END, as in 1.8.
+
+        A phone string maps token by token (1.8's training input). English goes through G2P
+        without word boundaries (1.8's inference); `{}` passes phones through. 1.8 failed on
+        punctuation in English text (it looked up "@."), and its voices learnt pauses only
+        as SIL, so here . , ? ! read as one SIL and a closing one as END; ; and : are dropped,
+        as g2p-en dropped them.
+        """
+        if is_phone_string(text):
+            symbols = ["@" + phone for phone in text.split()]
+        else:
+            symbols = []
+            for segment, is_arpabet in split_arpabet(text):
+                if is_arpabet:
+                    symbols += ["@" + phone for phone in segment.split()]
+                    continue
+                for token in g2p_tokens(clean_text(segment, self.cleaner_names)):
+                    if token not in LIBRITTS_PUNCTUATION:
+                        symbols.append("@" + token)
+                    elif symbols and symbols[-1] != SILENCE:
+                        symbols.append(SILENCE)
+        if symbols and symbols[-1] == SILENCE:
+            symbols[-1] = END
+        return symbols
