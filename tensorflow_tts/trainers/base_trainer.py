@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator
+from tensorflow_tts.trainers.epochs import EpochBatches
 from tensorflow_tts.utils.strategy import is_chief
 
 logger = logging.getLogger(__name__)
@@ -451,17 +452,9 @@ class BaseTrainer:
         return self.strategy.experimental_distribute_dataset(dataset)
 
     def _next_train_batch(self):
-        try:
-            batch = next(self._train_iterator)
-        except StopIteration:
-            self.epochs += 1
-            self._epoch_batches = 0
-            self._train_iterator = iter(self._train_dataset)
-            try:
-                batch = next(self._train_iterator)
-            except StopIteration:
-                raise ValueError("train_dataset yields no batch; check its size and batch_size") from None
-        self._epoch_batches += 1
+        batch = next(self._train_batches)
+        self.epochs = self._first_epoch + self._train_batches.epochs_finished
+        self._epoch_batches = self._train_batches.epoch_batches
         return batch
 
     # ------------------------------------------------------------------ the loop
@@ -494,7 +487,8 @@ class BaseTrainer:
             self._build_eval_functions(self._valid_dataset.element_spec)
         self._step_functions = {}
         self._open_writers()
-        self._train_iterator = iter(self._train_dataset)
+        self._train_batches = EpochBatches(self._train_dataset)
+        self._first_epoch = self.epochs
         self._epoch_batches = 0
         config = self.config
         progress = tqdm(
@@ -531,6 +525,7 @@ class BaseTrainer:
                 self.save_checkpoint()
         finally:
             progress.close()
+            self._train_batches.close()
             if self._profiling:
                 tf.profiler.experimental.stop()
                 self._profiling = False
