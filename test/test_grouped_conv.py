@@ -1,15 +1,22 @@
-"""GroupedConv1D gives Keras' grouped Conv1D results and gradients through a depthwise conv."""
+"""GroupedConv1D gives Keras' grouped Conv1D results and gradients (depthwise or block-diagonal form)."""
 
 import numpy as np
 import pytest
 import tensorflow_tts  # noqa: F401
 import tensorflow as tf
 
+from tensorflow_tts.layers import grouped_conv
 from tensorflow_tts.layers.grouped_conv import GroupedConv1D
 
 
+@pytest.mark.parametrize("form", ["depthwise", "block_diagonal"])
 @pytest.mark.parametrize("strides,padding", [(1, "same"), (4, "same"), (2, "valid")])
-def test_grouped_conv_matches_keras_values_and_gradients(strides, padding):
+def test_grouped_conv_matches_keras_values_and_gradients(strides, padding, form, monkeypatch):
+    # 16 x 24 channels: below the dense threshold; lowering it to 0 forces the depthwise form.
+    if form == "depthwise":
+        monkeypatch.setattr(grouped_conv, "DENSE_MAX_CHANNEL_PRODUCT", 0)
+    else:
+        assert 16 * 24 <= grouped_conv.DENSE_MAX_CHANNEL_PRODUCT
     inputs = tf.random.stateless_normal([2, 37, 16], seed=[1, 2])
     ours = GroupedConv1D(24, 5, strides=strides, padding=padding, groups=4)
     reference = tf.keras.layers.Conv1D(24, 5, strides=strides, padding=padding, groups=4)
