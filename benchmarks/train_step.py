@@ -6,7 +6,9 @@ pipelines over a synthetic dump (random features, so every batch has the same sh
 * fastspeech2: examples/fastspeech2/conf/fastspeech2.v1.yaml, batch 16 x 600 frames
   (120 tokens, durations from the dump);
 * mb_melgan: examples/multiband_melgan/conf/multiband_melgan.v1.yaml, generator only
-  (the STFT-loss pre-training phase), batch 8 x 32 frames (8192 samples).
+  (the STFT-loss pre-training phase), batch 8 x 32 frames (8192 samples); with
+  `--with-discriminator`, the adversarial step (both updates). `--vocoder-config` and
+  `--fastspeech2-config` time other recipes (e.g. the tiny ones the demo trains).
 
 Each variant (`fp32`, `xla` = `jit_compile: true`, and `mixed` / `mixed+xla` = the trainer's
 mixed precision: float16 on a GPU, bfloat16 on a CPU) trains `--warmup` steps (tracing,
@@ -88,7 +90,7 @@ def trainer_overrides(args, variant, total_steps, outdir):
 
 
 def run_fastspeech2(args, variant, workdir):
-    recipe = acoustic_recipe.load_recipe(FASTSPEECH2, "fastspeech2")
+    recipe = acoustic_recipe.load_recipe(args.fastspeech2_config, "fastspeech2")
     dump = workdir / "fastspeech2_dump"
     if not dump.exists():
         write_synthetic_dump(
@@ -122,11 +124,12 @@ def run_mb_melgan(args, variant, workdir):
         for split in ("train", "valid"):
             write_synthetic_dump(dump, num_utterances=8 * args.vocoder_batch, split=split, frames_range=(48, 64),
                                  tokens_range=(10, 20), num_speakers=1, with_durations=False)
-    values = yaml.safe_load(MB_MELGAN.read_text())
+    values = yaml.safe_load(args.vocoder_config.read_text())
     total = args.warmup + args.steps
     values.update(
         batch_size=args.vocoder_batch, batch_max_steps=args.segment_frames * 256,
-        discriminator_train_start_steps=total + 1, **trainer_overrides(args, variant, total, workdir / variant),
+        discriminator_train_start_steps=0 if args.with_discriminator else total + 1,
+        **trainer_overrides(args, variant, total, workdir / variant),
     )
     config = workdir / f"mb_melgan_{variant}.yaml"
     config.write_text(yaml.safe_dump(values))
@@ -162,11 +165,15 @@ def main(argv=None):
                         help="default: fp32 and xla on a CPU; all four where a GPU is visible")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first (tracing, XLA compilation)")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per variant")
+    parser.add_argument("--fastspeech2-config", type=Path, default=FASTSPEECH2)
+    parser.add_argument("--vocoder-config", type=Path, default=MB_MELGAN, help="any MB-MelGAN/MelGAN/HiFi-GAN recipe")
     parser.add_argument("--fastspeech2-batch", type=int, default=16)
     parser.add_argument("--frames", type=int, default=600, help="FastSpeech2 mel frames per utterance")
     parser.add_argument("--tokens", type=int, default=120, help="FastSpeech2 tokens per utterance")
     parser.add_argument("--vocoder-batch", type=int, default=8)
     parser.add_argument("--segment-frames", type=int, default=32, help="MB-MelGAN segment, in mel frames")
+    parser.add_argument("--with-discriminator", action="store_true",
+                        help="time the adversarial step (generator + discriminator) instead of pre-training")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
                         help="trace the last STEPS timed steps and print ms per op type")
     parser.add_argument("--json", type=Path, help="also write the results here")
