@@ -105,6 +105,7 @@ def test_dump_follows_the_layout(dump):
     assert np.load(dump / "stats_f0.npy").shape == np.load(dump / "stats_energy.npy").shape == (2,)
     report = json.loads((dump / "preprocess_report.json").read_text(encoding="utf-8"))
     assert (report["n_ok"], report["skipped"], report["converted"]) == (16, [], [])
+    assert PreprocessConfig.from_yaml(dump / "preprocess_config.yml") == config  # the settings it was made with
     assert not (dump / ".preprocess-staging").exists()
 
 

@@ -190,6 +190,136 @@ def test_decode_rejects_a_non_positive_speed_ratio(tmp_path, capsys):
     assert error.value.code == 2 and "--speed-ratio 0.0: must be > 0" in capsys.readouterr().err
 
 
+# ------------------------------------------------------------------ 1.8 recipe keys that no config class holds
+
+# The key layout of TensorFlowTTS 1.8's LibriTTS FastSpeech2 recipe (sizes shrunk), with
+# the two 1.8-only keys: use_griffin (read by 1.8) and delay_f0_energy_steps (never read).
+ORIGINAL_STYLE_RECIPE = """
+hop_size: 300
+format: "npy"
+model_type: fastspeech2
+fastspeech2_params:
+    dataset: "libritts"
+    n_speakers: 20
+    encoder_hidden_size: 64
+    encoder_num_hidden_layers: 1
+    encoder_num_attention_heads: 2
+    encoder_attention_head_size: 32
+    encoder_intermediate_size: 128
+    encoder_intermediate_kernel_size: 3
+    encoder_hidden_act: "mish"
+    decoder_hidden_size: 64
+    decoder_num_hidden_layers: 1
+    decoder_num_attention_heads: 2
+    decoder_attention_head_size: 32
+    decoder_intermediate_size: 128
+    decoder_intermediate_kernel_size: 3
+    decoder_hidden_act: "mish"
+    variant_prediction_num_conv_layers: 2
+    variant_predictor_filter: 64
+    variant_predictor_kernel_size: 3
+    variant_predictor_dropout_rate: 0.5
+    num_mels: 80
+    hidden_dropout_prob: 0.2
+    attention_probs_dropout_prob: 0.1
+    max_position_embeddings: 2048
+    initializer_range: 0.02
+    output_attentions: False
+    output_hidden_states: False
+batch_size: 32
+remove_short_samples: true
+allow_cache: true
+mel_length_threshold: 48
+is_shuffle: true
+optimizer_params:
+    initial_learning_rate: 0.0001
+    end_learning_rate: 0.00001
+    decay_steps: 120000
+    warmup_proportion: 0.02
+    weight_decay: 0.001
+gradient_accumulation_steps: 1
+var_train_expr: null
+train_max_steps: 150000
+save_interval_steps: 5000
+eval_interval_steps: 5000
+log_interval_steps: 200
+delay_f0_energy_steps: 3
+use_griffin: true
+num_save_intermediate_results: 1
+"""
+
+
+def test_an_original_recipe_with_1_8_only_keys_loads(tmp_path, caplog):
+    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+
+    path = tmp_path / "fastspeech2libritts.yaml"
+    path.write_text(ORIGINAL_STYLE_RECIPE)
+    with caplog.at_level("WARNING", logger="tensorflow_tts.recipe"):
+        recipe = load_recipe(path, "fastspeech2")
+    assert recipe.use_griffin is True
+    assert recipe.model_config.n_speakers == 20 and recipe.data_config.hop_size == 300
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 1 and "delay_f0_energy_steps is ignored" in warnings[0] and str(path) in warnings[0]
+
+
+def test_use_griffin_must_be_a_boolean(tmp_path):
+    from tensorflow_tts.configs.base_config import ConfigError
+    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text(ORIGINAL_STYLE_RECIPE.replace("use_griffin: true", "use_griffin: 'yes'"))
+    with pytest.raises(ConfigError, match="use_griffin: expected true or false"):
+        load_recipe(path, "fastspeech2")
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "examples").glob("fastspeech*/conf/*.yaml")), ids=lambda path: path.name
+)
+def test_every_fastspeech_example_recipe_loads(path):
+    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+
+    recipe = load_recipe(path, None)
+    assert recipe.use_griffin is (path.name == "fastspeech2.libritts.yaml")
+
+
+def test_use_griffin_writes_griffin_lim_audio_at_evaluation(ljspeech_dump, tmp_path):
+    config = write_config(tmp_path / "tiny.yaml", TINY_CONFIG, SMALL_FASTSPEECH2, use_griffin=True,
+                          **{**SHORT_RUN, "train_max_steps": 1, "save_interval_steps": 1, "eval_interval_steps": 1})
+    outdir = tmp_path / "exp"
+    # No --dataset_config: the preprocessing settings recorded in the dump are used.
+    assert (ljspeech_dump / "preprocess_config.yml").is_file()
+    status = train_fastspeech2.main([
+        "--dump-dir", str(ljspeech_dump), "--outdir", str(outdir), "--config", str(config),
+    ])
+    assert status == 0
+    events = read_events(str(outdir / "eval"))
+    for name in ("before_postnet", "after_postnet", "target"):
+        entry = events[f"griffin_lim/{name}/0"]
+        assert entry["plugin"] == "audio" and entry["steps"] == [1], name
+    wav = tf.audio.decode_wav(tf.io.read_file(str(outdir / "predictions" / "1steps" / "griffin_lim_target_0.wav")))
+    assert int(wav.sample_rate) == 22050 and wav.audio.shape[0] % 256 == 0
+    assert float(tf.reduce_max(tf.abs(wav.audio))) > 0.0  # Griffin-Lim of a real mel is not silence
+
+
+def test_use_griffin_without_preprocess_settings_warns_and_goes_on(tmp_path, caplog):
+    from tensorflow_tts.trainers.acoustic_recipe import eval_griffin_lim, load_recipe
+
+    recipe = load_recipe(TINY_CONFIG, "fastspeech2")
+    griffin_lim = eval_griffin_lim(recipe, None, tmp_path, tmp_path / "stats.npy", use_norm=True, num_mels=80)
+    assert griffin_lim is None and "--dataset_config" in caplog.text
+
+
+def test_use_griffin_with_preprocess_settings_of_another_hop_is_an_error(ljspeech_dump, tmp_path):
+    from tensorflow_tts.configs import ConfigError
+    from tensorflow_tts.trainers.acoustic_recipe import eval_griffin_lim, load_recipe
+
+    other = tmp_path / "other.yaml"
+    other.write_text((ljspeech_dump / "preprocess_config.yml").read_text().replace("hop_size: 256", "hop_size: 300"))
+    recipe = load_recipe(TINY_CONFIG, "fastspeech2")
+    with pytest.raises(ConfigError, match="hop_size is 300"):
+        eval_griffin_lim(recipe, other, ljspeech_dump, ljspeech_dump / "stats.npy", use_norm=True, num_mels=80)
+
+
 # ------------------------------------------------------------------ inference behaviour of the trained-model class
 
 

@@ -74,6 +74,12 @@ def main(argv=None):
     strategy = return_strategy()
     try:
         recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir)
+        if recipe.use_griffin:
+            logger.warning(
+                "%s: use_griffin is ignored here; only train_fastspeech2.py writes Griffin-Lim audio "
+                "(1.8 read the key only in its LibriTTS FastSpeech2 script)",
+                args.config,
+            )
         dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
         if not recipe_lib.has_durations(dump_dir, train_split):
             raise FileNotFoundError(

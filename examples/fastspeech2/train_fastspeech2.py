@@ -49,17 +49,23 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
     and energy (AcousticDataset with normalize_f0_energy=False).
 
     Args: as BaseTrainer, plus aligner_config (AlignerConfig or dict: loss weights and the
-        binarization schedule), f0_stats, energy_stats ([mean, std]; None = no scaling).
+        binarization schedule), f0_stats, energy_stats ([mean, std]; None = no scaling),
+        griffin_lim (a TFGriffinLim for the dump's mels: evaluation then also writes
+        Griffin-Lim audio of the predicted and target mels, 1.8's ``use_griffin``).
     """
 
+    # Griffin-Lim iterations for the evaluation audio (1.8's value).
+    GRIFFIN_LIM_ITERATIONS = 32
+
     def __init__(self, config, strategy=None, steps=0, epochs=0, is_mixed_precision=False,
-                 aligner_config=None, f0_stats=None, energy_stats=None):
+                 aligner_config=None, f0_stats=None, energy_stats=None, griffin_lim=None):
         super().__init__(config, strategy=strategy, steps=steps, epochs=epochs, is_mixed_precision=is_mixed_precision)
         if isinstance(aligner_config, dict):
             aligner_config = AlignerConfig.from_dict(aligner_config, source="aligner_params")
         self.aligner_config = aligner_config or AlignerConfig()
         self.f0_stats = None if f0_stats is None else np.asarray(f0_stats, np.float32)
         self.energy_stats = None if energy_stats is None else np.asarray(energy_stats, np.float32)
+        self.griffin_lim = griffin_lim
         self.aligner = None
 
     def compile(self, model, optimizer, aligner=None):
@@ -148,10 +154,14 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
             total += self._binarization_weight() * losses["binarization_loss"]
         return total, losses
 
-    # ------------------------------------------------------------------ figures
+    # ------------------------------------------------------------------ figures and audio
 
     def intermediate_results(self, batch, outputs):
-        """Predicted vs target mel, and the soft and hard alignments, of the first utterance."""
+        """Predicted vs target mel, and the soft and hard alignments, of the first utterance.
+
+        With a `griffin_lim`, also its audio of that utterance's mels before and after the
+        postnet and of the target mel, so the predictions can be listened to without a vocoder.
+        """
         from tensorflow_tts.utils.plotting import plot_alignment, plot_mel_comparison
 
         mel_length = int(batch["mel_lengths"][0])
@@ -172,7 +182,20 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
                 input_length=input_length,
                 output_length=mel_length,
             )
-        return {"images": images}
+        results = {"images": images}
+        if self.griffin_lim is not None:
+            mels = {
+                "griffin_lim/before_postnet": outputs["mel_before"][0],
+                "griffin_lim/after_postnet": outputs["mel_after"][0],
+                "griffin_lim/target": batch["mel_gts"][0],
+            }
+            results["audios"] = {tag: self._griffin_lim_audio(mel[:mel_length]) for tag, mel in mels.items()}
+        return results
+
+    def _griffin_lim_audio(self, mel):
+        """Args: one mel ``(T, num_mels)`` as the dump stores it. Returns (audio ``(T * hop,)``, sampling rate)."""
+        audio = self.griffin_lim(np.asarray(mel, np.float32), n_iter=self.GRIFFIN_LIM_ITERATIONS)
+        return audio.numpy(), self.griffin_lim.sampling_rate
 
 
 def build_fastspeech2(model_config, aligner_config=None, num_mels=None):
@@ -186,12 +209,17 @@ def build_fastspeech2(model_config, aligner_config=None, num_mels=None):
 
 
 def parse_args(argv=None):
-    def variance_stats(parser):
+    def extra_flags(parser):
         parser.add_argument("--f0-stat", default=None, help="stats_f0.npy (default: the dump's)")
         parser.add_argument("--energy-stat", default=None, help="stats_energy.npy (default: the dump's)")
+        # 1.8's LibriTTS script spelled these two with underscores; only use_griffin: true reads them.
+        parser.add_argument(
+            "--dataset_config", default=None, help="use_griffin: the dump's preprocess YAML (default: DUMP/preprocess_config.yml)"
+        )
+        parser.add_argument("--dataset_stats", default=None, help="use_griffin: stats.npy (default: the dump's)")
 
     parser = recipe_lib.training_parser(
-        "Train FastSpeech2 (TensorFlowTTS flags).", "examples/fastspeech2/conf/*.yaml", variance_stats
+        "Train FastSpeech2 (TensorFlowTTS flags).", "examples/fastspeech2/conf/*.yaml", extra_flags
     )
     return recipe_lib.parse_training_args(parser, argv)
 
@@ -227,6 +255,18 @@ def main(argv=None):
         valid_batches = None
         if args.dev_dir:
             valid_batches, _ = recipe_lib.build_dataset(args.dev_dir, recipe.data_config, training=False, **common)
+        griffin_lim = None
+        if recipe.use_griffin:
+            griffin_lim = recipe_lib.eval_griffin_lim(
+                recipe,
+                args.dataset_config,
+                dump_dir,
+                args.dataset_stats or dump_dir / "stats.npy",
+                use_norm=args.use_norm,
+                num_mels=train_dataset.num_mels,
+            )
+            if griffin_lim is not None:
+                logger.info("use_griffin: evaluation also writes Griffin-Lim audio of the predicted mels")
     except (ConfigError, DumpCheckError, ValueError, FileNotFoundError) as error:
         logger.error("%s", error)
         return 2
@@ -239,6 +279,7 @@ def main(argv=None):
         aligner_config=recipe.aligner_config,
         f0_stats=f0_stats,
         energy_stats=energy_stats,
+        griffin_lim=griffin_lim,
     )
     with strategy.scope():
         model, aligner = build_fastspeech2(

@@ -18,12 +18,19 @@ import yaml
 from tensorflow_tts.configs.aligner import AlignerConfig
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.data import AcousticDataConfig
+from tensorflow_tts.configs.preprocess import PreprocessConfig
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml
 from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.datasets import AcousticDataset
 from tensorflow_tts.utils.durations import read_stats, screen_utterances
 
 logger = logging.getLogger("tensorflow_tts.recipe")
+
+# Keys that TensorFlowTTS 1.8 recipes set but that no 1.8 code ever read: accepted so the
+# old files load unchanged, and (as in 1.8) without effect. Key -> why it is ignored.
+IGNORED_1_8_KEYS = {
+    "delay_f0_energy_steps": "1.8's FastSpeech2 v2 recipes set it, but 1.8's trainer never read it",
+}
 
 
 @dataclasses.dataclass
@@ -37,10 +44,27 @@ class Recipe:
     optimizer_params: dict
     aligner_config: AlignerConfig
     values: dict  # the whole YAML mapping, as read
+    # 1.8 key (its LibriTTS FastSpeech2 recipe): at each evaluation, also write Griffin-Lim
+    # audio of the predicted mels (see `eval_griffin_lim`). Read by train_fastspeech2.py.
+    use_griffin: bool = False
+
+
+def _pop_1_8_only_keys(values, source):
+    """Remove the 1.8 keys that no config class holds; returns use_griffin."""
+    for key in sorted(set(values) & set(IGNORED_1_8_KEYS)):
+        values.pop(key)
+        logger.warning("%s: %s is ignored (%s)", source, key, IGNORED_1_8_KEYS[key])
+    use_griffin = values.pop("use_griffin", False)
+    if not isinstance(use_griffin, bool):
+        raise ConfigError(f"{source}: use_griffin: expected true or false, got {use_griffin!r}")
+    return use_griffin
 
 
 def load_recipe(path, expected_model_type, outdir=None):
     """Read a training YAML; unknown keys anywhere are errors that name the file.
+
+    1.8's ``use_griffin`` is read into ``Recipe.use_griffin``; the 1.8 keys that nothing read
+    (`IGNORED_1_8_KEYS`) are accepted with a warning.
 
     expected_model_type: the script's model ("fastspeech2"), or None for either FastSpeech.
     """
@@ -57,10 +81,54 @@ def load_recipe(path, expected_model_type, outdir=None):
     if outdir is not None:
         trainer_config = dataclasses.replace(trainer_config, outdir=str(outdir))
     rest = dict(rest)
+    use_griffin = _pop_1_8_only_keys(rest, str(path))
     optimizer_params = rest.pop("optimizer_params", None) or {}
     aligner_config = AlignerConfig.from_dict(rest.pop("aligner_params", None) or {}, source=f"{path}: aligner_params")
     data_config = AcousticDataConfig.from_dict(rest, source=str(path))
-    return Recipe(model_type, model_config, trainer_config, data_config, optimizer_params, aligner_config, values)
+    return Recipe(
+        model_type, model_config, trainer_config, data_config, optimizer_params, aligner_config, values, use_griffin
+    )
+
+
+def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *, use_norm, num_mels):
+    """The TFGriffinLim that turns the dump's mels back into audio, for ``use_griffin``.
+
+    Args:
+        recipe: the loaded Recipe (its hop_size must be the preprocessing's).
+        preprocess_config_path: the dump's preprocess YAML (--dataset_config); default: the
+            `preprocess_config.yml` that preprocessing writes into the dump.
+        dump_dir: the dump folder.
+        mel_stats_path: the dump's stats.npy, read when ``use_norm`` (normalised mels).
+        num_mels: mel bins of the dump.
+
+    Returns None (with a warning: training goes on without the audio) when no preprocessing
+    settings are found; settings that disagree with the dump are a ConfigError naming them.
+    """
+    from tensorflow_tts.audio.griffin_lim import TFGriffinLim
+    from tensorflow_tts.utils.dump import CONFIG_NAME, load_mel_statistics
+
+    if not preprocess_config_path:
+        recorded = Path(dump_dir) / CONFIG_NAME
+        if not recorded.is_file():
+            logger.warning(
+                "use_griffin: %s has no %s (dumps made before it was written) and no --dataset_config was given; "
+                "evaluation writes no Griffin-Lim audio. Pass --dataset_config preprocess/<corpus>_preprocess.yaml "
+                "to get it", dump_dir, CONFIG_NAME,
+            )
+            return None
+        preprocess_config_path = recorded
+    preprocess_config = PreprocessConfig.from_yaml(preprocess_config_path)
+    for key, expected, where in (
+        ("hop_size", recipe.data_config.hop_size, "the training YAML"),
+        ("num_mels", num_mels, "the dump's mels"),
+    ):
+        if getattr(preprocess_config, key) != expected:
+            raise ConfigError(
+                f"{preprocess_config_path}: {key} is {getattr(preprocess_config, key)} but {where} has {expected}; "
+                "pass the preprocess YAML the dump was made with"
+            )
+    stats = load_mel_statistics(mel_stats_path, num_mels) if use_norm else None
+    return TFGriffinLim(preprocess_config, stats)
 
 
 def split_dir_parts(split_dir):

@@ -17,6 +17,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+import yaml
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
@@ -28,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "valid")
 REPORT_NAME = "preprocess_report.json"
+# The preprocessing settings the dump was made with, so later stages can invert or check
+# its features (e.g. Griffin-Lim audio at evaluation) without being told the YAML again.
+CONFIG_NAME = "preprocess_config.yml"
 STATS_NAME = "stats.npy"
 F0_STATS_NAME = "stats_f0.npy"
 ENERGY_STATS_NAME = "stats_energy.npy"
@@ -413,6 +417,7 @@ def preprocess_corpus(processor, config, outdir, n_cpus=None, test_size=0.05, se
     Returns:
         The report dict also written to `outdir/preprocess_report.json`: `skipped` and
         `converted` (lists of `{"item", "reason"}`), `n_ok`, `n_train`, `n_valid`, ...
+        `config` itself is written to `outdir/preprocess_config.yml`.
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -494,4 +499,6 @@ def preprocess_corpus(processor, config, outdir, n_cpus=None, test_size=0.05, se
     }
     with open(outdir / REPORT_NAME, "w", encoding="utf-8") as stream:
         json.dump(report, stream, indent=2, ensure_ascii=False)
+    with open(outdir / CONFIG_NAME, "w", encoding="utf-8") as stream:
+        yaml.safe_dump(config.to_dict(), stream, sort_keys=False)
     return report
