@@ -202,3 +202,23 @@ def test_config_round_trip_rebuilds_the_same_model():
     model = TFTacotron2(tiny_config(reduction_factor=2))
     clone = TFTacotron2.from_config(model.get_config())
     assert clone.config == model.config and clone.name == model.name
+
+
+def test_first_token_initial_alignment_starts_the_attention_history_on_token_0():
+    zeros = TFTacotron2(tiny_config(prenet_dropout_at_inference=False))
+    first = TFTacotron2(tiny_config(prenet_dropout_at_inference=False, initial_alignment="first_token"))
+    batch = padded_batch()
+    zeros(*batch, training=False)
+    first(*batch, training=False)
+    first.set_weights(zeros.get_weights())
+    state = first.decoder_cell.get_initial_state(2, 7)
+    np.testing.assert_array_equal(state.cumulative_alignments, np.eye(7, dtype=np.float32)[[0, 0]])
+    assert not np.any(zeros.decoder_cell.get_initial_state(2, 7).cumulative_alignments)
+    # Same weights: only the location features of the first step differ, so step 0 differs.
+    first_alignments = first(*batch, training=False)[3].numpy()
+    zeros_alignments = zeros(*batch, training=False)[3].numpy()
+    assert not np.allclose(first_alignments[:, :, 0], zeros_alignments[:, :, 0])
+    # And padding is still never attended.
+    assert np.all(first_alignments[1, 4:] == 0.0)
+    with pytest.raises(ConfigError, match="initial_alignment"):
+        tiny_config(initial_alignment="last_token")

@@ -7,6 +7,7 @@ from tensorflow_tts.configs.base_config import BaseConfig, ConfigError
 from tensorflow_tts.configs.legacy_vocab import legacy_vocab_size
 
 
+INITIAL_ALIGNMENTS = ("zeros", "first_token")
 ACTIVATIONS = ("identity", "linear", "tanh", "relu", "gelu", "swish", "mish")
 
 
@@ -77,6 +78,13 @@ class Tacotron2Config(BaseConfig):
     # By default the call always teacher-forces on `mel_gts` (free-running synthesis is
     # `inference`); set True to reproduce 1.8's evaluation outputs.
     legacy_free_running_eval: bool = False
+    # What the location features see before the first step. "zeros" (1.8): no attention
+    # history, so the first step attends wherever the keys and the empty query point, often
+    # a few tokens in. "first_token": the history is one step spent on token 0, which tells
+    # the location-sensitive attention where the text starts; alignments begin at the first
+    # token and learn to move forward from it sooner. Changes outputs: keep "zeros" for 1.8
+    # checkpoints.
+    initial_alignment: str = "zeros"
 
     def __post_init__(self):
         self.vocab_size = legacy_vocab_size(self.dataset, self.vocab_size)
@@ -92,6 +100,10 @@ class Tacotron2Config(BaseConfig):
                 raise ConfigError(f"{key} must be at least 1, got {getattr(self, key)}")
         if not 0.0 <= self.decoder_zoneout_rate < 1.0:
             raise ConfigError(f"decoder_zoneout_rate must lie in [0, 1), got {self.decoder_zoneout_rate}")
+        if self.initial_alignment not in INITIAL_ALIGNMENTS:
+            raise ConfigError(
+                f"initial_alignment {self.initial_alignment!r}: expected one of {', '.join(INITIAL_ALIGNMENTS)}"
+            )
         if not 0.0 < self.stop_threshold < 1.0:
             raise ConfigError(f"stop_threshold must lie in (0, 1), got {self.stop_threshold}")
 

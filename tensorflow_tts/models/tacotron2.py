@@ -293,13 +293,20 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
                 layer.build(shape if isinstance(shape, tuple) else tf.TensorShape(shape))
         super().build(input_shape)
 
+    def _initial_alignments(self, batch_size, memory_length, dtype):
+        """(B, T): all zeros, or all attention on token 0 (``initial_alignment: first_token``)."""
+        if self.config.initial_alignment == "first_token":
+            return tf.one_hot(tf.zeros([batch_size], tf.int32), memory_length, dtype=dtype)
+        return tf.zeros([batch_size, memory_length], dtype)
+
     def get_initial_state(self, batch_size, memory_length, dtype=tf.float32):
-        """The state before the first step: zeros, for a memory of ``memory_length`` steps."""
+        """The state before the first step, for a memory of ``memory_length`` steps: zeros, but for the
+        cumulative alignment of ``initial_alignment: first_token``."""
         return DecoderState(
             attention_lstm=self.attention_lstm.get_initial_state(batch_size, dtype),
             decoder_lstms=[lstm.get_initial_state(batch_size, dtype) for lstm in self.decoder_lstms],
             context=tf.zeros([batch_size, self.config.encoder_output_size], dtype),
-            cumulative_alignments=tf.zeros([batch_size, memory_length], dtype),
+            cumulative_alignments=self._initial_alignments(batch_size, memory_length, dtype),
             peaks=tf.zeros([batch_size], tf.int32),
         )
 
