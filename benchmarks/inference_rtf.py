@@ -24,7 +24,6 @@ for scale, and the load average, since other processes slow every figure down.
 """
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -37,7 +36,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import numpy as np
 import tensorflow as tf
 
-from measure import machine_report, matmul_gflops, profile_op_types, timed, usable_cpus
+from measure import finish, print_machine, profile_op_types, timed, usable_cpus
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml
 from tensorflow_tts.trainers.vocoder import build_generator, load_recipe
 
@@ -269,10 +268,7 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
-    machine = machine_report()
-    print(machine)
-    gflops = matmul_gflops()
-    print(f"fp32 matmul 2048x2048: {gflops:.1f} GFLOP/s (fastest of 5)", flush=True)
+    machine, gflops = print_machine()
 
     started = time.perf_counter()
     bench = Bench(args)
@@ -299,10 +295,7 @@ def main(argv=None):
     print(f"done in {time.perf_counter() - started:.0f} s; load average {load_after}")
     summary = {"gflops_fp32": round(gflops, 1), "machine": machine, "load_average_after": load_after,
                "results": bench.results}
-    print(json.dumps(summary))
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-    return 0
+    return finish(summary, args.json)
 
 
 if __name__ == "__main__":

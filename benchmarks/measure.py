@@ -78,6 +78,8 @@ def op_types_of_trace(logdir, runs):
                 name = names.get(event.metadata_id, "")
                 if ":" in name:  # "<node name>:<op type>"
                     op_type = name.rsplit(":", 1)[1]
+                    if op_type == "Process":  # the executor's whole-function event, not an op
+                        continue
                     totals[op_type] = totals.get(op_type, 0.0) + event.duration_ps / 1e9 / runs
     return dict(sorted(totals.items(), key=lambda item: -item[1]))
 
@@ -93,3 +95,20 @@ def profile_op_types(function, runs):
         return op_types_of_trace(logdir, runs)
     finally:
         shutil.rmtree(logdir, ignore_errors=True)
+
+
+def print_machine():
+    """Print the machine line and its fp32 matmul speed; returns (machine line, GFLOP/s)."""
+    machine = machine_report()
+    print(machine)
+    gflops = matmul_gflops()
+    print(f"fp32 matmul 2048x2048: {gflops:.1f} GFLOP/s (fastest of 5)", flush=True)
+    return machine, gflops
+
+
+def finish(summary, json_path=None):
+    """Print the summary as one JSON line and also write it to `json_path` when given; returns 0."""
+    print(json.dumps(summary))
+    if json_path:
+        Path(json_path).write_text(json.dumps(summary, indent=2) + "\n")
+    return 0

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
-from measure import machine_report, matmul_gflops, op_types_of_trace  # noqa: E402
+from measure import finish, op_types_of_trace, print_machine  # noqa: E402
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.trainers import acoustic_recipe  # noqa: E402
@@ -105,7 +105,7 @@ def run_fastspeech2(args, variant, workdir):
         vocab_size=recipe.model_config.vocab_size, num_replicas=1, training=True,
     )
     total = args.warmup + args.steps
-    trainer_config = {**recipe.trainer_config.to_dict(), **trainer_overrides(args, variant, total, workdir / variant)}
+    trainer_config = {**recipe.trainer_config.to_dict(), **trainer_overrides(args, variant, total, workdir / f"fastspeech2_{variant}")}
     trainer = clocked(FastSpeech2Trainer)(
         config=trainer_config, strategy=tf.distribute.get_strategy(), is_mixed_precision="mixed" in variant,
         f0_stats=[180.0, 50.0], energy_stats=[25.0, 14.0],
@@ -129,11 +129,11 @@ def run_mb_melgan(args, variant, workdir):
     values.update(
         batch_size=args.vocoder_batch, batch_max_steps=args.segment_frames * 256,
         discriminator_train_start_steps=0 if args.with_discriminator else total + 1,
-        **trainer_overrides(args, variant, total, workdir / variant),
+        **trainer_overrides(args, variant, total, workdir / f"mb_melgan_{variant}"),
     )
     config = workdir / f"mb_melgan_{variant}.yaml"
     config.write_text(yaml.safe_dump(values))
-    flags = ["--train-dir", str(dump / "train"), "--dev-dir", str(dump / "valid"), "--outdir", str(workdir / variant),
+    flags = ["--train-dir", str(dump / "train"), "--dev-dir", str(dump / "valid"), "--outdir", str(workdir / f"mb_melgan_{variant}"),
              "--config", str(config), "--mixed_precision", str(int("mixed" in variant)), "--verbose", "0"]
     trainer = run_vocoder_training(build_train_parser("").parse_args(flags), trainer_class=clocked(VocoderGanTrainer))
     return summarise(trainer, args.warmup)
@@ -183,10 +183,7 @@ def main(argv=None):
     has_gpu = bool(tf.config.list_physical_devices("GPU"))
     variants = args.variants or (list(VARIANTS) if has_gpu else ["fp32", "xla"])
 
-    machine = machine_report()
-    print(machine)
-    gflops = matmul_gflops()
-    print(f"fp32 matmul 2048x2048: {gflops:.1f} GFLOP/s (fastest of 5)", flush=True)
+    machine, gflops = print_machine()
     runners = {"fastspeech2": run_fastspeech2, "mb_melgan": run_mb_melgan}
     results = {}
     with tempfile.TemporaryDirectory(prefix="tts_train_step_") as workdir:
@@ -201,10 +198,7 @@ def main(argv=None):
                 if "op_ms_per_step" in timing:
                     print("    ms/step by op type: " + json.dumps(timing["op_ms_per_step"]))
     summary = {"gflops_fp32": round(gflops, 1), "machine": machine, "results": results}
-    print(json.dumps(summary))
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-    return 0
+    return finish(summary, args.json)
 
 
 if __name__ == "__main__":
