@@ -14,8 +14,8 @@ from tensorflow_tts.processor.base_processor import BaseProcessor
 from tensorflow_tts.processor.ljspeech import ARPABET, EOS, PAD, SPECIAL, split_arpabet
 from tensorflow_tts.utils.cleaners import clean_text
 
-# No space: the original kept word boundaries out of the phone sequence on purpose (its
-# comment: spaces "lead to very bad attention performance with phonetic input").
+# No space: the original left word boundaries out of the phone sequence on purpose, as
+# they made attention learn badly on phone input.
 LJSPEECH_U_PUNCTUATION = "!'(),.:;?"
 LJSPEECH_U_SYMBOLS = [PAD, SPECIAL] + list(LJSPEECH_U_PUNCTUATION) + ["@" + phone for phone in ARPABET] + [EOS]
 
