@@ -1,22 +1,31 @@
 """LJSpeech Ultimate and LibriTTS keep the original TensorFlowTTS symbol tables and text rules.
 
-`files/original_mappers/` holds the two mapper JSONs that the original repository ships
-(github.com/TensorSpeech/TensorFlowTTS, tensorflow_tts/processor/pretrained/), copied byte
-for byte: ljspeechu_mapper.json at commit cd3a5e1f9915fa7dd646771fd50fe6fef94fe9fc and
-libritts_mapper.json at commit 833add534668579ee3c2ae4b1956f53166a1b859. The tables are also
-rebuilt here from the rules of the original sources (processor/ljspeechu.py, libritts.py),
-and the expected ids of every example are looked up in the original mapper, not in ours.
+The original repository ships a mapper JSON for each (github.com/TensorSpeech/TensorFlowTTS,
+tensorflow_tts/processor/pretrained/: ljspeechu_mapper.json at commit cd3a5e1f99, libritts_mapper.json
+at commit 833add5346). We keep no copy of them: `ORIGINAL_TABLES` holds the size, processor
+name and SHA-256 of each file's symbol table (the symbols in id order, as a JSON list), taken
+from those files. The tables are also rebuilt here from the rules of the original sources
+(processor/ljspeechu.py, libritts.py); the expected ids of every example come from that
+rebuilt table, which the fingerprint ties to the original file.
 """
 
+import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
 from tensorflow_tts.configs.legacy_vocab import LEGACY_DATASET_VOCAB_SIZES
 from tensorflow_tts.processor import LibriTTSProcessor, LJSpeechUltimateProcessor, get_processor_class, load_processor
 
-ORIGINAL_MAPPERS = Path(__file__).parent / "files" / "original_mappers"
+ORIGINAL_TABLES = {
+    "ljspeechu": (96, "LJSpeechUltimateProcessor", "987aae554f8c5f1ede544d68a0568cce37702f51c3643de1f2115c1f9038762f"),
+    "libritts": (86, "LibriTTSProcessor", "7aca455778664dc41696f9580182a6aca3d890c3a841265ffbe7f04dc2f09746"),
+}
+
+
+def fingerprint(symbols):
+    return hashlib.sha256(json.dumps(list(symbols)).encode()).hexdigest()
+
 
 VOWELS = ["AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"]
 CONSONANTS = ["B", "CH", "D", "DH", "F", "G", "HH", "JH", "K", "L", "M", "N", "NG", "P", "R", "S", "SH",
@@ -41,12 +50,8 @@ def original_libritts_table():
 RULES = {LJSpeechUltimateProcessor: original_ljspeechu_table, LibriTTSProcessor: original_libritts_table}
 
 
-def original_mapper(cls):
-    return json.loads((ORIGINAL_MAPPERS / f"{cls.dataset_name}_mapper.json").read_text(encoding="utf-8"))
-
-
 def original_ids(cls, symbols):
-    table = original_mapper(cls)["symbol_to_id"]
+    table = {symbol: index for index, symbol in enumerate(RULES[cls]())}
     return [table[symbol] for symbol in symbols]
 
 
@@ -61,10 +66,12 @@ def test_our_table_is_the_one_the_original_rules_build(cls):
 
 
 @pytest.mark.parametrize("cls", list(RULES), ids=lambda cls: cls.dataset_name)
-def test_our_table_equals_the_mapper_the_original_ships(cls):
-    ours, original = cls().to_mapper(), original_mapper(cls)
-    for key in ("symbol_to_id", "id_to_symbol", "processor_name"):
-        assert ours[key] == original[key], f"{cls.__name__}: {key} differs from the original"
+def test_our_table_and_the_rebuilt_one_are_the_table_the_original_ships(cls):
+    size, processor_name, digest = ORIGINAL_TABLES[cls.dataset_name]
+    mapper = cls().to_mapper()
+    ours = [mapper["id_to_symbol"][str(index)] for index in range(len(mapper["id_to_symbol"]))]
+    assert (len(ours), mapper["processor_name"], fingerprint(ours)) == (size, processor_name, digest)
+    assert fingerprint(RULES[cls]()) == digest
 
 
 def test_ljspeechu_has_96_symbols_and_no_word_boundary():
@@ -88,8 +95,10 @@ def test_every_1_8_dataset_name_sizes_the_vocabulary_as_our_processor_of_that_na
 
 
 @pytest.mark.parametrize("cls", list(RULES), ids=lambda cls: cls.dataset_name)
-def test_the_original_mapper_loads_into_our_processor_and_reads_text_the_same(cls):
-    loaded = load_processor(ORIGINAL_MAPPERS / f"{cls.dataset_name}_mapper.json")
+def test_a_mapper_in_the_original_layout_loads_into_our_processor_and_reads_text_the_same(cls, tmp_path):
+    path = tmp_path / f"{cls.dataset_name}_mapper.json"
+    path.write_text(json.dumps(cls().to_mapper()), encoding="utf-8")
+    loaded = load_processor(path)
     assert type(loaded) is cls
     text = "The quick brown fox, at 5 o'clock."
     assert loaded.text_to_sequence(text) == cls().text_to_sequence(text)
