@@ -16,6 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 import tensorflow_tts  # noqa: E402,F401
 
+import tensorflow as tf  # noqa: E402
+
 from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae  # noqa: E402
