@@ -35,12 +35,6 @@ class FastSpeechTrainer(Seq2SeqBasedTrainer):
     Duration targets are the batch's ``duration_gts``, repaired to sum to the mel lengths.
     """
 
-    def load_pretrained(self, path):
-        if str(path).endswith(".h5"):
-            self.model.load_weights(path)  # ours or a TensorFlowTTS 1.8 file
-            return
-        super().load_pretrained(path)
-
     def call_model(self, batch, training):
         durations = fix_batch_durations(batch["duration_gts"], batch["input_lengths"], batch["mel_lengths"])
         mel_before, mel_after, duration_outputs = self.model(

@@ -75,14 +75,6 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
         models = {"model": model} if aligner is None else {"model": model, "aligner": aligner}
         self.optimizer = self._register_group("model", models, optimizer).optimizer
 
-    def load_pretrained(self, path):
-        """A 1.8 or our own FastSpeech2 .h5 initialises the model only; a checkpoint both."""
-        if str(path).endswith(".h5"):
-            self.model.load_weights(path)
-            logger.info("loaded pretrained model weights from %s", path)
-            return
-        super().load_pretrained(path)
-
     # ------------------------------------------------------------------ targets
 
     def _variance_targets(self, batch, durations):

@@ -95,14 +95,6 @@ class Tacotron2Trainer(Seq2SeqBasedTrainer):
         self.training_config = training_config or Tacotron2TrainingConfig()
         self._mel_loss = MEL_LOSSES[self.training_config.mel_loss_type]
 
-    def load_pretrained(self, path):
-        """An .h5 (ours or TensorFlowTTS 1.8's) or a checkpoint: model weights only."""
-        if str(path).endswith(".h5"):
-            self.model.load_weights(path)
-            logger.info("loaded pretrained model weights from %s", path)
-            return
-        super().load_pretrained(path)
-
     def teacher_forcing_ratio(self):
         """Ratio for the current update (a tensor), or the Python 1.0 when it never changes."""
         if self.training_config.start_schedule_teacher_forcing >= self.config.train_max_steps:

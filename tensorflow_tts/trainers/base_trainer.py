@@ -735,6 +735,7 @@ class BaseTrainer:
     def load_pretrained(self, path):
         """Load model weights only (not optimizer, steps or learning rate)."""
         models = self.models
+        path = str(path)
         if path.endswith(".h5"):
             if len(models) != 1:
                 raise ValueError(f"pretrained={path}: an .h5 holds one model; this trainer has {sorted(models)}")

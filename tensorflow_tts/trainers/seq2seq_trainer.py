@@ -1,6 +1,10 @@
 """Seq2SeqBasedTrainer: one model, one optimizer (Tacotron 2, FastSpeech, FastSpeech 2)."""
 
+import logging
+
 from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
+
+logger = logging.getLogger(__name__)
 
 _PREDICTED_MEL_KEYS = ("mel_outputs", "mel_after", "mels_after", "mel_before", "mels_before", "mels", "mel")
 _TARGET_MEL_KEYS = ("mel_gts", "mels")
@@ -18,6 +22,15 @@ class Seq2SeqBasedTrainer(BaseTrainer):
         """Attach the (already built) model and its optimizer; call inside strategy.scope()."""
         self.model = model
         self.optimizer = self._register_group("model", {"model": model}, optimizer).optimizer
+
+    def load_pretrained(self, path):
+        """An .h5 (ours or TensorFlowTTS 1.8's) initialises `self.model` only, even when other
+        models train beside it (FastSpeech2's aligner); a checkpoint initialises them all."""
+        if str(path).endswith(".h5"):
+            self.model.load_weights(str(path))
+            logger.info("loaded pretrained model weights from %s", path)
+            return
+        super().load_pretrained(path)
 
     def call_model(self, batch, training):
         """Run the model on a batch dict; override to pick and order the inputs."""
