@@ -21,7 +21,6 @@ import tensorflow as tf  # noqa: E402
 from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402  (dump screening and batching, shared)
 from tensorflow_tts.configs.base_config import BaseConfig, ConfigError  # noqa: E402
 from tensorflow_tts.configs.data import AcousticDataConfig  # noqa: E402
-from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml  # noqa: E402
 from tensorflow_tts.configs.trainer import TrainerConfig  # noqa: E402
 from tensorflow_tts.losses.guided_attention import guided_attention_loss  # noqa: E402
 from tensorflow_tts.losses.spectrogram import masked_mel_mae, masked_mel_mse  # noqa: E402
@@ -177,16 +176,7 @@ class Tacotron2Recipe:
 
 def load_recipe(path, outdir=None):
     """Read a Tacotron 2 training YAML; unknown keys anywhere are errors naming the file."""
-    values = read_yaml(path)
-    model_type = values.get("model_type", "tacotron2")
-    if model_type != "tacotron2":
-        raise ConfigError(f"{path}: model_type is {model_type!r}; this script trains 'tacotron2'")
-    model_blocks, rest = split_training_yaml(values)
-    model_config = model_config_from_yaml({**model_blocks, "model_type": model_type}, source=str(path))
-    trainer_config, rest = TrainerConfig.split(rest, source=str(path))
-    if outdir is not None:
-        trainer_config = dataclasses.replace(trainer_config, outdir=str(outdir))
-    rest = dict(rest)
+    values, _, model_config, trainer_config, rest = recipe_lib.read_recipe(path, ("tacotron2",), outdir)
     rest.pop("use_norm", None)  # recorded in <outdir>/config.yml by training; the flag decides
     optimizer_params = rest.pop("optimizer_params", None) or {}
     training_names = {field.name for field in dataclasses.fields(Tacotron2TrainingConfig)}

@@ -60,27 +60,41 @@ def _pop_1_8_only_keys(values, source):
     return use_griffin
 
 
+def read_recipe(path, model_types, outdir=None):
+    """The part every acoustic training YAML shares, read and checked.
+
+    Args:
+        model_types: the `model_type` values this caller trains; with one, it is also the
+            default when the YAML has no `model_type`.
+        outdir: overrides the trainer's `outdir`.
+
+    Returns: (values: the whole mapping as read, model_type, model config, TrainerConfig,
+        rest: the remaining top-level keys, for the caller's own config classes).
+    """
+    values = read_yaml(path)
+    model_type = values.get("model_type", model_types[0] if len(model_types) == 1 else None)
+    if model_type not in model_types:
+        if len(model_types) == 1:
+            raise ConfigError(f"{path}: model_type is {model_type!r}; this script trains {model_types[0]!r}")
+        raise ConfigError(f"{path}: model_type {model_type!r}: expected {' or '.join(model_types)}")
+    model_blocks, rest = split_training_yaml(values)
+    model_config = model_config_from_yaml({**model_blocks, "model_type": model_type}, source=str(path))
+    trainer_config, rest = TrainerConfig.split(rest, source=str(path))
+    if outdir is not None:
+        trainer_config = dataclasses.replace(trainer_config, outdir=str(outdir))
+    return values, model_type, model_config, trainer_config, dict(rest)
+
+
 def load_recipe(path, expected_model_type, outdir=None):
-    """Read a training YAML; unknown keys anywhere are errors that name the file.
+    """Read a FastSpeech(2) training YAML; unknown keys anywhere are errors that name the file.
 
     1.8's ``use_griffin`` is read into ``Recipe.use_griffin``; the 1.8 keys that nothing read
     (`IGNORED_1_8_KEYS`) are accepted with a warning.
 
     expected_model_type: the script's model ("fastspeech2"), or None for either FastSpeech.
     """
-    values = read_yaml(path)
-    model_type = values.get("model_type", expected_model_type)
-    if expected_model_type is None:
-        if model_type not in ("fastspeech", "fastspeech2"):
-            raise ConfigError(f"{path}: model_type {model_type!r}: expected fastspeech or fastspeech2")
-    elif model_type != expected_model_type:
-        raise ConfigError(f"{path}: model_type is {model_type!r}; this script trains {expected_model_type!r}")
-    model_blocks, rest = split_training_yaml(values)
-    model_config = model_config_from_yaml({**model_blocks, "model_type": model_type}, source=str(path))
-    trainer_config, rest = TrainerConfig.split(rest, source=str(path))
-    if outdir is not None:
-        trainer_config = dataclasses.replace(trainer_config, outdir=str(outdir))
-    rest = dict(rest)
+    model_types = ("fastspeech", "fastspeech2") if expected_model_type is None else (expected_model_type,)
+    values, model_type, model_config, trainer_config, rest = read_recipe(path, model_types, outdir)
     use_griffin = _pop_1_8_only_keys(rest, str(path))
     optimizer_params = rest.pop("optimizer_params", None) or {}
     aligner_config = AlignerConfig.from_dict(rest.pop("aligner_params", None) or {}, source=f"{path}: aligner_params")
