@@ -174,30 +174,44 @@ def extract_split(model, dump_dir, split, outdir, use_norm, batch_size, window=N
     return written, skipped
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Write Tacotron 2 alignment durations into a dump.")
+def parse_extraction_args(argv, description, outdir_help, dump_dir_destination):
+    """Flags of the Tacotron 2 extraction scripts: the common ones plus `--outdir` (with --rootdir only)."""
+    parser = argparse.ArgumentParser(description=description)
     add_common_flags(parser)
-    parser.add_argument("--outdir", default=None, help="with --rootdir: where to write (default <rootdir>/durations)")
+    parser.add_argument("--outdir", default=None, help=outdir_help)
     args = parser.parse_args(argv)
     check_common_flags(parser, args)
     if args.outdir and not args.rootdir:
-        parser.error("--outdir goes with --rootdir; with --dump-dir durations go to <dump-dir>/<split>/durations")
+        parser.error(f"--outdir goes with --rootdir; with --dump-dir {dump_dir_destination}")
     return args
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def run_extraction(args, extract, default_outdir):
+    """Load the model once, then ``extract(model, dump_dir, split, outdir, use_norm, batch_size, window)``
+    for every split; ``default_outdir(dump_dir, split)`` when --outdir is not given. Returns the exit status."""
     recipe_lib.setup_logging(args.verbose)
     window = None if args.win_front is None else (args.win_front, args.win_back)
     try:
         _, model = load_model(args.config, args.checkpoint)
         for dump_dir, split in split_dirs(args):
-            outdir = args.outdir or Path(dump_dir) / split / "durations"
-            extract_split(model, dump_dir, split, outdir, args.use_norm, args.batch_size, window)
+            outdir = args.outdir or default_outdir(dump_dir, split)
+            extract(model, dump_dir, split, outdir, args.use_norm, args.batch_size, window)
     except (ConfigError, DumpCheckError, DumpError, ValueError, FileNotFoundError) as error:
         logger.error("%s", error)
         return 2
     return 0
+
+
+def parse_args(argv=None):
+    return parse_extraction_args(
+        argv, "Write Tacotron 2 alignment durations into a dump.",
+        "with --rootdir: where to write (default <rootdir>/durations)",
+        "durations go to <dump-dir>/<split>/durations",
+    )
+
+
+def main(argv=None):
+    return run_extraction(parse_args(argv), extract_split, lambda dump_dir, split: Path(dump_dir) / split / "durations")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ Writes <split>/postnets/<utt>-postnet.npy: float32 [frames, num_mels], exactly t
 the utterance's mel (same normalisation as the mels the model was trained on).
 """
 
-import argparse
 import logging
 import os
 import sys
@@ -21,18 +20,12 @@ import tensorflow_tts  # noqa: E402,F401
 
 import numpy as np  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
 from examples.tacotron2.extract_duration import (  # noqa: E402
-    add_common_flags,
-    check_common_flags,
-    load_model,
+    parse_extraction_args,
+    run_extraction,
     screen_split,
-    split_dirs,
     teacher_forced_batches,
 )
-from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
-from tensorflow_tts.datasets.dump_dataset import DumpError  # noqa: E402
-from tensorflow_tts.utils.durations import DumpCheckError  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.extract_postnets")
 
@@ -53,29 +46,15 @@ def extract_split(model, dump_dir, split, outdir, use_norm, batch_size, window=N
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Write teacher-forced Tacotron 2 postnet mels into a dump.")
-    add_common_flags(parser)
-    parser.add_argument("--outdir", default=None, help="with --rootdir: folder to hold postnets/ (default <rootdir>)")
-    args = parser.parse_args(argv)
-    check_common_flags(parser, args)
-    if args.outdir and not args.rootdir:
-        parser.error("--outdir goes with --rootdir; with --dump-dir mels go to <dump-dir>/<split>/postnets")
-    return args
+    return parse_extraction_args(
+        argv, "Write teacher-forced Tacotron 2 postnet mels into a dump.",
+        "with --rootdir: folder to hold postnets/ (default <rootdir>)",
+        "mels go to <dump-dir>/<split>/postnets",
+    )
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    recipe_lib.setup_logging(args.verbose)
-    window = None if args.win_front is None else (args.win_front, args.win_back)
-    try:
-        _, model = load_model(args.config, args.checkpoint)
-        for dump_dir, split in split_dirs(args):
-            outdir = args.outdir or Path(dump_dir) / split
-            extract_split(model, dump_dir, split, outdir, args.use_norm, args.batch_size, window)
-    except (ConfigError, DumpCheckError, DumpError, ValueError, FileNotFoundError) as error:
-        logger.error("%s", error)
-        return 2
-    return 0
+    return run_extraction(parse_args(argv), extract_split, lambda dump_dir, split: Path(dump_dir) / split)
 
 
 if __name__ == "__main__":
