@@ -8,7 +8,6 @@ Writes <utt>-norm-feats.npy (or -raw-feats.npy with --use-norm 0), the mel after
 [frames, num_mels], and <utt>.png (prediction above the reference when the split has it).
 """
 
-import argparse
 import logging
 import os
 import sys
@@ -33,25 +32,15 @@ MODELS = {"fastspeech": TFFastSpeech, "fastspeech2": TFFastSpeech2}
 
 
 def parse_args(argv=None, model_type="fastspeech2"):
-    parser = argparse.ArgumentParser(description=f"Decode mels with a trained {model_type}.")
-    parser.add_argument("--rootdir", required=True, help="a dump split folder (holding ids/)")
-    parser.add_argument("--outdir", required=True)
-    parser.add_argument("--checkpoint", required=True, help="model-N.h5 (also 1.8's), ckpt-N or a checkpoint folder")
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="name outputs norm-feats (1) or raw-feats (0)")
+    parser = recipe_lib.decoding_parser(f"Decode mels with a trained {model_type}.")
     parser.add_argument("--f0-stat", default=None, help="accepted for compatibility; predictions stay normalised")
     parser.add_argument("--energy-stat", default=None, help="accepted for compatibility")
-    parser.add_argument("--num-samples", type=int, default=None, help="decode only the first N utterances")
     parser.add_argument("--speed-ratio", type=float, default=1.0, help="> 0; 2.0 = twice as fast")
     parser.add_argument("--f0-ratio", type=float, default=1.0)
     parser.add_argument("--energy-ratio", type=float, default=1.0)
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     args = parser.parse_args(argv)
     if not args.speed_ratio > 0:
         parser.error(f"--speed-ratio {args.speed_ratio}: must be > 0 (1.0 = normal speed, 2.0 = twice as fast)")
-    if args.batch_size < 1:
-        parser.error("--batch-size must be >= 1")
     return args
 
 

@@ -9,7 +9,6 @@ Writes <utt>-norm-feats.npy (or -raw-feats.npy with --use-norm 0), the mel after
 the split has it, and the alignment).
 """
 
-import argparse
 import logging
 import os
 import sys
@@ -31,21 +30,11 @@ logger = logging.getLogger("tensorflow_tts.decode_tacotron2")
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Decode mels with a trained Tacotron 2.")
-    parser.add_argument("--rootdir", required=True, help="a dump split folder (holding ids/)")
-    parser.add_argument("--outdir", required=True)
-    parser.add_argument("--checkpoint", required=True, help="model-N.h5 (also 1.8's), ckpt-N or a checkpoint folder")
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="name outputs norm-feats (1) or raw-feats (0)")
+    parser = recipe_lib.decoding_parser("Decode mels with a trained Tacotron 2.")
     parser.add_argument("--win-front", type=int, default=None, help="attention window behind the last peak")
     parser.add_argument("--win-back", type=int, default=None, help="and ahead of it (both or neither)")
     parser.add_argument("--maximum-iterations", type=int, default=None, help="decoder steps at most (default 4000)")
-    parser.add_argument("--num-samples", type=int, default=None, help="decode only the first N utterances")
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     args = parser.parse_args(argv)
-    if args.batch_size < 1:
-        parser.error("--batch-size must be >= 1")
     if (args.win_front is None) != (args.win_back is None):
         parser.error("give both --win-front and --win-back, or neither")
     if args.maximum_iterations is not None and args.maximum_iterations < 1:

@@ -277,6 +277,27 @@ def read_ids(path):
     return np.load(path).astype(np.int32)
 
 
+def _at_least_one(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be >= 1")
+    return value
+
+
+def decoding_parser(description):
+    """The flags every acoustic decode script takes (1.8's); each script adds its own."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rootdir", required=True, help="a dump split folder (holding ids/)")
+    parser.add_argument("--outdir", required=True)
+    parser.add_argument("--checkpoint", required=True, help="model-N.h5 (also 1.8's), ckpt-N or a checkpoint folder")
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--batch-size", type=_at_least_one, default=8)
+    parser.add_argument("--use-norm", default="1", type=as_bool, help="name outputs norm-feats (1) or raw-feats (0)")
+    parser.add_argument("--num-samples", type=int, default=None, help="decode only the first N utterances")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    return parser
+
+
 def training_parser(description, config_help, extra_flags=None):
     """The flags every acoustic training script takes (TensorFlowTTS spellings kept).
 
