@@ -23,6 +23,14 @@ def window_mask(previous_peaks, memory_length, win_front, win_back):
     return tf.logical_and(positions >= peaks - win_front, positions <= peaks + win_back)
 
 
+def _over_last_axis(dense, inputs):
+    """``dense`` applied to a (B, T, C) tensor as one broadcast matmul. Keras computes it with
+    tensordot, whose gradient inside the decoder loop needs shapes XLA cannot know when
+    compiling (``jit_compile``); the weights are the layer's own."""
+    outputs = tf.matmul(inputs, dense.kernel)
+    return outputs if dense.bias is None else outputs + dense.bias
+
+
 class LocationSensitiveAttention(tf.keras.layers.Layer):
     """energy_i = v . tanh(W_m m_i + W_q q + W_l conv(cumulative alignment)_i) + b.
 
@@ -84,8 +92,8 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
             context (B, M) and alignments (B, T), which sum to 1 over valid positions.
         """
         processed_query = self.query_layer(query)[:, tf.newaxis, :]
-        location = self.location_layer(self.location_conv(cumulative_alignments[:, :, tf.newaxis]))
-        energy = tf.squeeze(self.scores(tf.tanh(keys + processed_query + location)), -1)
+        location = _over_last_axis(self.location_layer, self.location_conv(cumulative_alignments[:, :, tf.newaxis]))
+        energy = tf.squeeze(_over_last_axis(self.scores, tf.tanh(keys + processed_query + location)), -1)
         valid = memory_mask if allowed is None else tf.logical_and(memory_mask, allowed)
         energy = tf.where(valid, energy, tf.cast(energy.dtype.min, energy.dtype))
         alignments = tf.nn.softmax(energy, axis=-1)

@@ -546,11 +546,14 @@ class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
             (array(r * n_mels), array(r)) + ((array(None),) if keep_alignments else ()),
         )
         steps, _, _, _, arrays = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_steps)
-        # (S, B, ...) -> (B, S, ...), only the S steps actually run. Unwritten elements stack
-        # as zeros only with a fully known element shape; gather needs no such thing but is
-        # no TFLite builtin.
+        # (S, B, ...) -> (B, S, ...), only the S steps actually run. Teacher-forced, every
+        # step runs, and stack is what XLA can differentiate. Otherwise unwritten elements
+        # stack as zeros only with a fully known element shape; gather needs no such thing
+        # but is no TFLite builtin.
         arrays = [
-            array.stack()[:steps] if array.element_shape.is_fully_defined() else array.gather(tf.range(steps))
+            array.stack() if teacher
+            else array.stack()[:steps] if array.element_shape.is_fully_defined()
+            else array.gather(tf.range(steps))
             for array in arrays
         ]
         frames = tf.reshape(tf.transpose(arrays[0], [1, 0, 2]), [batch_size, -1, n_mels])
