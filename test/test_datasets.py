@@ -12,6 +12,7 @@ from tensorflow_tts.datasets import (
     CharactorDurationF0EnergyMelDataset,
     DumpError,
     frame_budget_batch_sizes,
+    pad_to_lengths,
     padding_ratio,
     write_synthetic_dump,
 )
@@ -164,6 +165,26 @@ def test_padded_batches_pad_every_key(tiny_dump):
         assert (batch["mel_gts"][row, frames:] == -4.0).all()
         assert (batch["input_ids"][row, tokens:] == 0).all() and (batch["duration_gts"][row, tokens:] == 0).all()
         assert (batch["f0_gts"][row, frames:] == 0).all() and (batch["energy_gts"][row, frames:] == 0).all()
+
+
+def test_fixed_shapes_pad_every_batch_to_the_longest_utterance_of_the_split(tiny_dump):
+    dataset = AcousticDataset(tiny_dump, mel_pad_value=-4.0)
+    lengths = dataset.longest_lengths()
+    frames = max(load(tiny_dump, "train", "norm-feats", u, "norm-feats").shape[0] for u in dataset.utt_ids)
+    tokens = max(load(tiny_dump, "train", "ids", u, "ids").shape[0] for u in dataset.utt_ids)
+    assert lengths == {"mel_gts": frames, "f0_gts": frames, "energy_gts": frames,
+                       "input_ids": tokens, "duration_gts": tokens}
+    plain = batch_list(dataset.create(batch_size=5, shuffle=False))
+    fixed = batch_list(pad_to_lengths(dataset.create(batch_size=5, shuffle=False), lengths, dataset.padding_values))
+    assert len(fixed) == len(plain)
+    for short, padded in zip(plain, fixed):
+        for key, length in lengths.items():
+            assert padded[key].shape[1] == length, key
+            width = short[key].shape[1]
+            np.testing.assert_array_equal(padded[key][:, :width], short[key], err_msg=key)
+            pad_value = -4.0 if key == "mel_gts" else 0
+            assert (padded[key][:, width:] == pad_value).all(), key
+        np.testing.assert_array_equal(padded["mel_lengths"], short["mel_lengths"])
 
 
 def test_drop_remainder_keeps_only_full_batches(tiny_dump):

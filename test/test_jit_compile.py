@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
+from examples.tacotron2 import train_tacotron2  # noqa: E402
 from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config  # noqa: E402
 from tensorflow_tts.configs.vocoder import split_vocoder_yaml  # noqa: E402
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
@@ -22,6 +23,7 @@ from tensorflow_tts.trainers import acoustic_recipe  # noqa: E402
 from tensorflow_tts.trainers.vocoder import VocoderGanTrainer, build_vocoder_models  # noqa: E402
 
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
+TACOTRON2_TINY = REPO / "examples" / "tacotron2" / "conf" / "tacotron2.tiny.yaml"
 MB_MELGAN_TINY = REPO / "examples" / "multiband_melgan" / "conf" / "multiband_melgan.tiny.yaml"
 
 
@@ -77,6 +79,26 @@ def test_fastspeech2_losses_and_gradients_match_under_xla(tmp_path):
                                  energy_stats=[25.0, 14.0])
     model, _ = build_fastspeech2(config)
     trainer.compile(model, create_optimizer(recipe.optimizer_params, train_max_steps=10))
+    compare_forward_backward(trainer, next(iter(batches)), "model")
+
+
+def test_tacotron2_losses_and_gradients_match_under_xla(tmp_path):
+    # The teacher-forced decoder loop (tf.while_loop with tensor arrays, location-sensitive
+    # attention) differentiated inside one XLA program.
+    recipe = train_tacotron2.load_recipe(TACOTRON2_TINY)
+    config = recipe.model_config
+    for name in ("embedding_dropout_prob", "encoder_conv_dropout_rate", "prenet_dropout_rate", "postnet_dropout_rate"):
+        setattr(config, name, 0.0)
+    write_synthetic_dump(tmp_path / "dump", num_utterances=2, frames_range=(30, 41), tokens_range=(6, 10),
+                         num_speakers=1, vocab_size=config.vocab_size, with_durations=False, with_waves=False)
+    recipe.data_config.batch_size, recipe.data_config.batching = 2, "padded"
+    recipe.data_config.mel_length_threshold = 0
+    recipe.data_config.use_fixed_shapes = True  # one XLA program for every batch
+    batches, _, dataset = train_tacotron2.build_datasets(recipe, tmp_path / "dump" / "train", None, True, 1)
+    assert batches.element_spec["mel_gts"].shape[1] == dataset.longest_lengths()["mel_gts"]
+    trainer = train_tacotron2.Tacotron2Trainer(config={"outdir": str(tmp_path / "exp")},
+                                               training_config=recipe.training_config)
+    trainer.compile(train_tacotron2.build_tacotron2(config), create_optimizer(recipe.optimizer_params, 10))
     compare_forward_backward(trainer, next(iter(batches)), "model")
 
 

@@ -49,7 +49,6 @@ class Tacotron2TrainingConfig(BaseConfig):
     start_ratio_value: float = 0.5
     schedule_decay_steps: int = 50000
     end_ratio_value: float = 0.0
-    use_fixed_shapes: bool = False  # 1.8 key, accepted and not needed: steps trace once for any shape
     # --- new ---
     mel_loss_type: str = "mae"  # "mae" (1.8) or "mse", before and after the postnet
     stop_token_pos_weight: float = 5.0  # weight of the stop frames in the stop-token BCE

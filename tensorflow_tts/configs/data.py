@@ -19,6 +19,9 @@ class AcousticDataConfig(BaseConfig):
     allow_cache: bool = True  # keep decoded examples in memory after the first epoch
     mel_length_threshold: int = 32
     is_shuffle: bool = True  # reshuffle every epoch
+    # Pad every batch to the split's longest utterance (frames and tokens): one shape, so
+    # `jit_compile` (XLA) compiles once instead of once per padded length.
+    use_fixed_shapes: bool = False
     # --- Not in 1.8 ---
     # "padded": batches of batch_size in random order; "bucket": length buckets of
     # batch_size; "frames": batches of at most batch_frames padded frames (per replica).

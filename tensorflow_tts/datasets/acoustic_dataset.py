@@ -150,6 +150,16 @@ class AcousticDataset(DumpDataset):
     def padding_values(self):
         return {"mel_gts": self.mel_pad_value}
 
+    def longest_lengths(self):
+        """{key: longest length in the split} for every padded axis of a batch (frames for
+        mels, F0 and energy, tokens for ids and durations): the fixed shapes of
+        `use_fixed_shapes`."""
+        frames = int(self.mel_lengths.max())
+        (ids,) = [feature for feature in self.features if feature.key == "input_ids"]
+        tokens = max(int(read_npy_header(self._path(ids, utt_id))[0][0]) for utt_id in self.utt_ids)
+        per_key = {"mel_gts": frames, "f0_gts": frames, "energy_gts": frames, "input_ids": tokens, "duration_gts": tokens}
+        return {feature.key: per_key[feature.key] for feature in self.features if feature.key in per_key}
+
 
 #: The old TensorFlowTTS name, kept for scripts written against it.
 CharactorDurationF0EnergyMelDataset = AcousticDataset

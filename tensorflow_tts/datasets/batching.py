@@ -32,6 +32,28 @@ def padded_batches(examples, batch_size, padding_values=None, drop_remainder=Fal
     )
 
 
+def pad_to_lengths(batches, lengths, padding_values=None):
+    """Pad axis 1 of the keys in `lengths` ({key: length}) of every batch to that length.
+
+    Fixed batch shapes let XLA (`jit_compile`) compile one program instead of one per
+    padded length. A batch longer than its length is an error, not a silent cut.
+    """
+    pads = full_padding_values(batches.element_spec, padding_values)
+
+    def pad(batch):
+        batch = dict(batch)
+        for key, length in lengths.items():
+            value = batch[key]
+            missing = length - tf.shape(value)[1]
+            tf.debugging.assert_non_negative(missing, message=f"{key} is longer than its fixed length {length}")
+            paddings = [[0, 0], [0, missing]] + [[0, 0]] * (value.shape.rank - 2)
+            value = tf.pad(value, paddings, constant_values=pads[key])
+            batch[key] = tf.ensure_shape(value, value.shape[:1].concatenate([length]).concatenate(value.shape[2:]))
+        return batch
+
+    return batches.map(pad, num_parallel_calls=AUTOTUNE, deterministic=True)
+
+
 def quantile_boundaries(lengths, num_buckets):
     """Bucket boundaries that put about the same number of `lengths` in each bucket."""
     lengths = np.asarray(lengths)

@@ -22,6 +22,7 @@ from tensorflow_tts.configs.preprocess import PreprocessConfig
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml
 from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.datasets import AcousticDataset
+from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.utils.durations import read_stats, screen_utterances
 
 logger = logging.getLogger("tensorflow_tts.recipe")
@@ -220,6 +221,8 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             drop_remainder=True,
             shuffle=shuffle,
         )
+    if data_config.use_fixed_shapes:
+        batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
     return batches, dataset
 
 
