@@ -18,6 +18,9 @@ LENGTHS = (2, 3, 4, 5, 7, 8, 10, 12, 15, 19)
 
 @pytest.fixture(scope="module")
 def tacotron2():
+    # Seeded: with random weights a stop logit can land next to the threshold, where float
+    # rounding differences between Keras and TFLite decide the number of decoder steps.
+    tf.keras.utils.set_random_seed(0)
     config = Tacotron2Config.from_dict(dict(
         vocab_size=20, embedding_hidden_size=16, n_conv_encoder=2, encoder_conv_filters=16,
         encoder_lstm_units=8, prenet_units=16, decoder_lstm_units=16, attention_dim=8,
