@@ -18,14 +18,20 @@ sys.path.insert(0, str(REPO / "test"))
 
 from examples.tacotron2 import decode_tacotron2, extract_duration, extract_postnets, train_tacotron2  # noqa: E402
 from tensorflow_tts.utils.alignments import AlignmentError, alignment_quality, durations_from_alignment  # noqa: E402
-from examples.tacotron2.train_tacotron2 import Tacotron2TrainingConfig, load_recipe, teacher_forcing_ratio  # noqa: E402
+from examples.tacotron2.train_tacotron2 import (  # noqa: E402
+    Tacotron2TrainingConfig,
+    attention_binarization_loss,
+    load_recipe,
+    teacher_forcing_ratio,
+)
 from helpers.events import read_events  # noqa: E402
 from tensorflow_tts.losses.stop_token import stop_token_loss, stop_token_targets  # noqa: E402
 
 CONF = REPO / "examples" / "tacotron2" / "conf"
 TINY = CONF / "tacotron2.tiny.yaml"
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
-SHORT_RUN = dict(train_max_steps=3, save_interval_steps=3, eval_interval_steps=3, log_interval_steps=1, batch_size=4)
+SHORT_RUN = dict(train_max_steps=3, save_interval_steps=3, eval_interval_steps=3, log_interval_steps=1, batch_size=4,
+                 attention_binarization_start_steps=0, attention_binarization_warmup_steps=1)
 
 
 def write_config(path, source, model_overrides=None, **overrides):
@@ -72,6 +78,30 @@ def test_teacher_forcing_follows_the_schedule():
                                      schedule_decay_steps=50, end_ratio_value=0.0)
     ratios = [float(teacher_forcing_ratio(step, config)) for step in (0, 99, 100, 125, 150, 1000)]
     np.testing.assert_allclose(ratios, [1.0, 1.0, 0.5, 0.25, 0.0, 0.0])
+
+
+def test_attention_binarization_loss_is_zero_on_a_hard_monotonic_path_and_sharpens_a_soft_one():
+    # 3 tokens, 5 decoder steps (padded to 6); the second utterance has 2 tokens, 3 steps.
+    hard = np.zeros([2, 4, 6], np.float32)
+    for step, token in enumerate([0, 0, 1, 2, 2]):
+        hard[0, token, step] = 1.0
+    for step, token in enumerate([0, 1, 1]):
+        hard[1, token, step] = 1.0
+    hard[:, 0, 5] = 1.0  # padded steps and tokens must not count
+    hard[1, 0, 3:] = 1.0
+    input_lengths, steps = tf.constant([3, 2]), tf.constant([5, 3])
+    np.testing.assert_allclose(attention_binarization_loss(hard, input_lengths, steps).numpy(), [0.0, 0.0], atol=1e-6)
+
+    # The same path blurred: 0.6 on the path, the rest on the neighbours.
+    soft = tf.Variable(0.6 * hard[:1] + 0.2 * np.roll(hard[:1], 1, axis=1) + 0.2 * np.roll(hard[:1], -1, axis=1))
+    with tf.GradientTape() as tape:
+        loss = attention_binarization_loss(soft, input_lengths[:1], steps[:1])
+    np.testing.assert_allclose(loss.numpy(), [-np.log(0.6)], rtol=1e-5)
+    gradient = tape.gradient(loss, soft).numpy()[0]
+    # Descending the loss raises the weight on the path (3 tokens x 5 steps) and nothing else.
+    on_path = hard[0, :3, :5] == 1.0
+    assert (gradient[:3, :5][on_path] < 0).all() and (gradient[:3, :5][~on_path] == 0).all()
+    assert (gradient[3:] == 0).all() and (gradient[:, 5:] == 0).all()
 
 
 def test_durations_expand_decoder_steps_to_frames_and_sum_to_the_mel_length():
@@ -152,8 +182,16 @@ def test_training_writes_checkpoints_losses_and_alignment_images(trained):
     assert (outdir / "checkpoints" / "ckpt-3.index").is_file()
     assert trained["checkpoint"].is_file()
     scalars = read_events(str(outdir / "train"))
-    for tag in ("mel_loss_before", "mel_loss_after", "stop_token_loss", "guided_attention_loss", "total_loss"):
+    for tag in ("mel_loss_before", "mel_loss_after", "stop_token_loss", "guided_attention_loss",
+                "attention_binarization_loss", "total_loss"):
         assert scalars[tag]["steps"] == [1, 2, 3] and np.all(np.isfinite(scalars[tag]["values"])), tag
+    # The binarization loss joins the total from step 2 (start 0, warm-up 1 step: weight 0, then 1).
+    guided_weight = load_recipe(trained["config"]).training_config.guided_attention_weight
+    parts = ("mel_loss_before", "mel_loss_after", "stop_token_loss")
+    without = np.sum([scalars[tag]["values"] for tag in parts], axis=0)
+    without += guided_weight * np.asarray(scalars["guided_attention_loss"]["values"])
+    with_binarization = without + np.array([0.0, 1.0, 1.0]) * scalars["attention_binarization_loss"]["values"]
+    np.testing.assert_allclose(scalars["total_loss"]["values"], with_binarization, rtol=1e-4)
     images = read_events(str(outdir / "eval"))
     assert images["alignment/0"]["plugin"] == "images" and images["mel/0"]["plugin"] == "images"
     assert (outdir / "predictions" / "3steps" / "alignment_0.png").is_file()

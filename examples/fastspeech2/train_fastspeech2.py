@@ -22,7 +22,7 @@ from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.aligner import AlignerConfig  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.layers.aligner import Aligner  # noqa: E402
-from tensorflow_tts.losses.alignment import binarization_loss, forward_sum_loss  # noqa: E402
+from tensorflow_tts.losses.alignment import binarization_loss, forward_sum_loss, ramped_weight  # noqa: E402
 from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae, masked_mse  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech2  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
@@ -119,11 +119,8 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
     def _binarization_weight(self):
         """0 before binarization_start_steps, then a linear ramp to the weight over the warm-up."""
         config = self.aligner_config
-        step = tf.cast(self.optimizer.iterations, tf.float32)
-        ramp = (step - config.binarization_start_steps) / max(config.binarization_warmup_steps, 1)
-        return config.binarization_loss_weight * tf.clip_by_value(ramp, 0.0, 1.0) * tf.cast(
-            step >= config.binarization_start_steps, tf.float32
-        )
+        return ramped_weight(self.optimizer.iterations, config.binarization_loss_weight,
+                             config.binarization_start_steps, config.binarization_warmup_steps)
 
     def compute_per_example_losses(self, batch, outputs):
         input_lengths, mel_lengths = batch["input_lengths"], batch["mel_lengths"]
