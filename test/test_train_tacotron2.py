@@ -31,7 +31,8 @@ CONF = REPO / "examples" / "tacotron2" / "conf"
 TINY = CONF / "tacotron2.tiny.yaml"
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
 SHORT_RUN = dict(train_max_steps=3, save_interval_steps=3, eval_interval_steps=3, log_interval_steps=1, batch_size=4,
-                 attention_binarization_start_steps=0, attention_binarization_warmup_steps=1)
+                 attention_binarization_weight=1.0, attention_binarization_start_steps=0,
+                 attention_binarization_warmup_steps=1)
 
 
 def write_config(path, source, model_overrides=None, **overrides):
