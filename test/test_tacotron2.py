@@ -9,7 +9,11 @@ import tensorflow as tf  # noqa: E402
 
 from tensorflow_tts.configs import ConfigError, Tacotron2Config  # noqa: E402
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell  # noqa: E402
-from tensorflow_tts.losses.guided_attention import GuidedAttentionLoss  # noqa: E402
+from tensorflow_tts.losses.guided_attention import (  # noqa: E402
+    GuidedAttentionLoss,
+    guided_attention_loss,
+    guided_attention_weights,
+)
 from tensorflow_tts.models import TFTacotron2  # noqa: E402
 
 N_MELS = 10
@@ -171,6 +175,19 @@ def test_guided_attention_sigma_sets_the_band_width():
     narrow = GuidedAttentionLoss(sigma=0.05)(almost_diagonal, lengths, lengths)
     wide = GuidedAttentionLoss(sigma=0.4)(almost_diagonal, lengths, lengths)
     assert float(narrow[0]) > float(wide[0]) > 0.0
+
+
+def test_guided_attention_per_step_is_the_mean_penalty_of_a_decoder_step():
+    # 5 tokens, 4 steps (padded to 7 x 6); every step attends to token 4.
+    alignments = np.zeros([1, 7, 6], np.float32)
+    alignments[0, 4, :4] = 1.0
+    input_lengths, steps = tf.constant([5]), tf.constant([4])
+    weights = guided_attention_weights(input_lengths, steps, 7, 6, sigma=0.2).numpy()[0]
+    per_step = guided_attention_loss(alignments, input_lengths, steps, per_step=True)
+    np.testing.assert_allclose(per_step, [weights[4, :4].mean()], rtol=1e-6)
+    # 1.8's average over steps x tokens is that divided by the tokens.
+    per_cell = guided_attention_loss(alignments, input_lengths, steps)
+    np.testing.assert_allclose(per_cell * 5, per_step, rtol=1e-6)
 
 
 def test_old_yaml_loads_and_defaults_are_tacotron2_v1(tmp_path):

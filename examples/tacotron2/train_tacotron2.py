@@ -56,6 +56,9 @@ class Tacotron2TrainingConfig(BaseConfig):
     stop_token_pos_weight: float = 5.0  # weight of the stop frames in the stop-token BCE
     guided_attention_sigma: float = 0.2  # width of the guided attention band (1.8: 0.2)
     guided_attention_weight: float = 1.0  # 0 switches the guided attention loss off
+    # New: average the guided penalty over decoder steps only (1.8: over steps x tokens,
+    # which makes it ~1/tokens as strong per step as the other losses).
+    guided_attention_per_step: bool = False
     # Binarization loss on the attention (as the built-in aligner's, RAD-TTS): pulls every
     # decoder step's attention onto the token of the best monotonic path through the
     # attention itself; sharper, monotonic alignments and so cleaner durations. Off (0) in
@@ -158,7 +161,8 @@ class Tacotron2Trainer(Seq2SeqBasedTrainer):
             "mel_loss_after": self._mel_loss(batch["mel_gts"], outputs["mel_after"], mel_lengths),
             "stop_token_loss": stop_token_loss(outputs["stop_logits"], mel_lengths, r, config.stop_token_pos_weight),
             "guided_attention_loss": guided_attention_loss(
-                outputs["alignment_history"], input_lengths, decoder_steps(mel_lengths, r), config.guided_attention_sigma
+                outputs["alignment_history"], input_lengths, decoder_steps(mel_lengths, r), config.guided_attention_sigma,
+                per_step=config.guided_attention_per_step,
             ),
         }
         total = (

@@ -28,7 +28,7 @@ def _valid(input_lengths, output_lengths, tokens, steps):
     return tf.cast(tf.logical_and(tokens < input_lengths, steps < output_lengths), tf.float32)
 
 
-def guided_attention_loss(alignments, input_lengths, output_lengths, sigma=0.2):
+def guided_attention_loss(alignments, input_lengths, output_lengths, sigma=0.2, per_step=False):
     """Mean penalty-weighted attention per sequence.
 
     Args:
@@ -38,15 +38,19 @@ def guided_attention_loss(alignments, input_lengths, output_lengths, sigma=0.2):
         output_lengths: (B,) int, decoder *steps* per sequence; for Tacotron 2 with
             reduction factor r that is ``ceil(mel_lengths / r)``.
         sigma: see `guided_attention_weights` (1.8's Tacotron 2 recipe used 0.2).
+        per_step: divide by the decoder steps only, not by steps x tokens: the mean over
+            steps of each step's penalty, as strong per step as other per-step losses.
 
     Returns:
-        (B,) float32: sum of W * A over the valid region divided by its size. 0 for an
-        alignment on the diagonal; larger the further the alignment strays from it.
+        (B,) float32: sum of W * A over the valid region divided by its size (or by the
+        steps). 0 for an alignment on the diagonal; larger the further it strays from it.
     """
     alignments = tf.cast(alignments, tf.float32)
     shape = tf.shape(alignments)
     weights = guided_attention_weights(input_lengths, output_lengths, shape[1], shape[2], sigma)
-    sizes = tf.cast(input_lengths, tf.float32) * tf.cast(output_lengths, tf.float32)
+    sizes = tf.cast(output_lengths, tf.float32)
+    if not per_step:
+        sizes *= tf.cast(input_lengths, tf.float32)
     return tf.reduce_sum(weights * alignments, axis=[1, 2]) / tf.maximum(sizes, 1.0)
 
 
