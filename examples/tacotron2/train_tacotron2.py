@@ -61,8 +61,8 @@ class Tacotron2TrainingConfig(BaseConfig):
     guided_attention_per_step: bool = False
     # Binarization loss on the attention (as the built-in aligner's, RAD-TTS): pulls every
     # decoder step's attention onto the token of the best monotonic path through the
-    # attention itself; sharper, monotonic alignments and so cleaner durations. Off (0) in
-    # 1.8's recipes; ramps up linearly over the warm-up after the start step.
+    # attention itself. Experimental (README): it sharpens the attention but can let it run
+    # ahead of the speech. Off (0) by default; ramps up linearly after the start step.
     attention_binarization_weight: float = 0.0
     attention_binarization_start_steps: int = 0
     attention_binarization_warmup_steps: int = 0
@@ -155,13 +155,15 @@ class Tacotron2Trainer(Seq2SeqBasedTrainer):
     def compute_per_example_losses(self, batch, outputs):
         mel_lengths, input_lengths = batch["mel_lengths"], batch["input_lengths"]
         config = self.training_config
-        r = self.model.config.reduction_factor
+        steps = decoder_steps(mel_lengths, self.model.config.reduction_factor)
         losses = {
             "mel_loss_before": self._mel_loss(batch["mel_gts"], outputs["mel_before"], mel_lengths),
             "mel_loss_after": self._mel_loss(batch["mel_gts"], outputs["mel_after"], mel_lengths),
-            "stop_token_loss": stop_token_loss(outputs["stop_logits"], mel_lengths, r, config.stop_token_pos_weight),
+            "stop_token_loss": stop_token_loss(
+                outputs["stop_logits"], mel_lengths, self.model.config.reduction_factor, config.stop_token_pos_weight
+            ),
             "guided_attention_loss": guided_attention_loss(
-                outputs["alignment_history"], input_lengths, decoder_steps(mel_lengths, r), config.guided_attention_sigma,
+                outputs["alignment_history"], input_lengths, steps, config.guided_attention_sigma,
                 per_step=config.guided_attention_per_step,
             ),
         }
@@ -173,7 +175,7 @@ class Tacotron2Trainer(Seq2SeqBasedTrainer):
         )
         if config.attention_binarization_weight > 0:
             losses["attention_binarization_loss"] = attention_binarization_loss(
-                outputs["alignment_history"], input_lengths, decoder_steps(mel_lengths, r)
+                outputs["alignment_history"], input_lengths, steps
             )
             weight = ramped_weight(self.optimizer.iterations, config.attention_binarization_weight,
                                    config.attention_binarization_start_steps, config.attention_binarization_warmup_steps)

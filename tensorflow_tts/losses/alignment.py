@@ -75,5 +75,4 @@ def binarization_loss(hard_alignment, soft_alignment, mel_lengths, eps=1e-12):
 def ramped_weight(step, weight, start_steps, warmup_steps):
     """``weight`` x a linear ramp: 0 before ``start_steps``, full after ``warmup_steps`` more (a tensor)."""
     step = tf.cast(step, tf.float32)
-    ramp = tf.clip_by_value((step - start_steps) / max(warmup_steps, 1), 0.0, 1.0)
-    return weight * ramp * tf.cast(step >= start_steps, tf.float32)
+    return weight * tf.clip_by_value((step - start_steps) / max(warmup_steps, 1), 0.0, 1.0)
