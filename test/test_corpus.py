@@ -54,6 +54,36 @@ def test_ljspeech_normalized_column_spells_out_what_the_raw_column_abbreviates()
         assert case in raw_texts, f"no LJSpeech raw text contains {case!r}"
 
 
+def test_ljspeech_word_starts_follow_the_text_and_lie_within_the_wav():
+    """word_starts.tsv (espeak-ng's own word timings) is what quality_tacotron2.py checks
+    alignments against: words of the normalized text, in reading order, inside the audio."""
+    lines = (CORPUS_DIR / "ljspeech" / "word_starts.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0].split("\t") == ["utt_id", "char_offset", "word", "start_seconds"]
+    starts = {}
+    for line in lines[1:]:
+        utt_id, offset, word, seconds = line.split("\t")
+        starts.setdefault(utt_id, []).append((int(offset), word, float(seconds)))
+    rows = ljspeech_rows()
+    assert sorted(starts) == sorted(utt_id for utt_id, _, _ in rows)
+    timed_words = total_words = 0
+    for utt_id, _, normalized in rows:
+        words = starts[utt_id]
+        for offset, word, _ in words:
+            assert offset == 0 or normalized[offset - 1] in " -", (utt_id, offset)
+            assert normalized[offset:].split()[0] == word, (utt_id, offset, word)
+        offsets = [offset for offset, _, _ in words]
+        times = [seconds for _, _, seconds in words]
+        assert offsets[0] == 0 and all(a < b for a, b in zip(offsets, offsets[1:])), (utt_id, offsets)
+        duration = sf.info(CORPUS_DIR / "ljspeech" / "wavs" / f"{utt_id}.wav").duration
+        # The speech starts at make_corpus.py's 0.1 s margin and the words follow each other.
+        assert 0.05 <= times[0] <= 0.15 and all(a < b for a, b in zip(times, times[1:])) and times[-1] < duration, (
+            utt_id, times, duration)
+        timed_words += len(words)
+        total_words += len(normalized.split())
+    # espeak-ng runs a few short words into their neighbour; nearly all have their own start.
+    assert timed_words >= 0.9 * total_words, (timed_words, total_words)
+
+
 def test_baker_labels_have_one_pinyin_syllable_per_chinese_character():
     entries = baker_entries()
     assert 8 <= len(entries) <= 10

@@ -1,14 +1,17 @@
 """Regenerate the small synthetic corpora committed under `test/files/corpus/`.
 
 Writes an LJSpeech-, a Baker (CSMSC)- and a LibriTTS-shaped corpus from sentences written
-here, spoken by espeak-ng and resampled by sox; both programs must be on PATH. The output is
-the same on every run (no randomness, no dither), so the committed files only change when
-this script does.
+here, spoken by espeak-ng and resampled by sox; both programs must be on PATH, and the
+espeak-ng library (libespeak-ng.so.1) must load: it tells where each LJSpeech word starts.
+The output is the same on every run (no randomness, no dither), so the committed files only
+change when this script does.
 
     python test/files/make_corpus.py [--outdir test/files/corpus]
 """
 
 import argparse
+import concurrent.futures
+import ctypes
 import logging
 import re
 import shutil
@@ -226,9 +229,87 @@ def synthesize(text, voice, speed, pitch, workdir):
     return wave
 
 
+class _EspeakEvent(ctypes.Structure):
+    """espeak_EVENT of speak_lib.h (the `id` union is 8 bytes wide)."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        ("text_position", ctypes.c_int),  # 1-based character offset into the text
+        ("length", ctypes.c_int),  # characters
+        ("audio_position", ctypes.c_int),  # milliseconds
+        ("sample", ctypes.c_int),  # samples at ESPEAK_SAMPLE_RATE
+        ("user_data", ctypes.c_void_p),
+        ("id", ctypes.c_char * 8),
+    ]
+
+
+_ESPEAK_SYNCHRONOUS = 2  # AUDIO_OUTPUT_SYNCHRONOUS: the callback gets the audio as it is made
+_ESPEAK_EVENT_WORD, _ESPEAK_EVENT_END_OF_LIST = 1, 0
+_ESPEAK_RATE, _ESPEAK_PITCH = 1, 3
+# espeakCHARS_UTF8 | espeakPHONEMES | espeakENDPAUSE: what the espeak-ng command line passes.
+_ESPEAK_FLAGS = 0x1 | 0x100 | 0x1000
+_ESPEAK_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_EspeakEvent))
+
+
+def word_starts(text, voice, speed, pitch, expected_wave):
+    """Where espeak-ng starts the words of `text`: [(character offset, sample)], read from the
+    library's word events while it speaks `text` again with the same settings. The library's
+    audio must equal `expected_wave` (the command line's), so the samples belong to it. Not
+    every word has an event (see below); offsets and samples both increase."""
+    if not text.isascii():
+        raise ValueError(f"{text!r}: word offsets are counted in characters; keep LJSpeech sentences ASCII")
+    # The synthesiser carries state from one text to the next (even across espeak_Initialize)
+    # while each run of the command starts fresh: speak every text in a new process.
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1) as fresh_process:
+        wave, starts = fresh_process.submit(_speak_with_events, text, voice, speed, pitch).result()
+    if not np.array_equal(wave, expected_wave):
+        raise RuntimeError(f"libespeak-ng and the espeak-ng command differ on {text!r}; their word times would not match")
+    # espeak-ng speaks some short words with their neighbour (one event for "for an") and
+    # adds an event for a clause's closing pause; keep the events that open a word (or the
+    # part after a hyphen) in reading order.
+    kept = []
+    for offset, sample in starts:
+        opens_word = offset == 0 or text[offset - 1] in " -"
+        if opens_word and not text[offset].isspace() and (not kept or offset > kept[-1][0] and sample > kept[-1][1]):
+            kept.append((offset, sample))
+    return kept
+
+
+def _speak_with_events(text, voice, speed, pitch):
+    """`(int16 wave [T], [(character offset, sample)])` from the espeak-ng library."""
+    lib = ctypes.CDLL("libespeak-ng.so.1")
+    if lib.espeak_Initialize(_ESPEAK_SYNCHRONOUS, 0, None, 0) != ESPEAK_SAMPLE_RATE:
+        raise RuntimeError(f"libespeak-ng does not synthesise at {ESPEAK_SAMPLE_RATE} Hz")
+    chunks, starts = [], []
+
+    def collect(wave, num_samples, events):
+        if num_samples > 0:
+            chunks.append(np.ctypeslib.as_array(wave, (num_samples,)).copy())
+        index = 0
+        while events[index].type != _ESPEAK_EVENT_END_OF_LIST:
+            if events[index].type == _ESPEAK_EVENT_WORD:
+                starts.append((events[index].text_position - 1, events[index].sample))
+            index += 1
+        return 0
+
+    callback = _ESPEAK_CALLBACK(collect)  # kept referenced until synthesis is over
+    lib.espeak_SetSynthCallback(callback)
+    if lib.espeak_SetVoiceByName(voice.encode()) or lib.espeak_SetParameter(_ESPEAK_RATE, speed, 0) or \
+            lib.espeak_SetParameter(_ESPEAK_PITCH, pitch, 0):
+        raise RuntimeError(f"libespeak-ng refused voice {voice!r}, speed {speed} or pitch {pitch}")
+    encoded = text.encode("utf-8") + b"\0"
+    if lib.espeak_Synth(encoded, len(encoded), 0, 1, 0, _ESPEAK_FLAGS, None, None) or lib.espeak_Synchronize():
+        raise RuntimeError(f"libespeak-ng failed to speak {text!r}")
+    return (np.concatenate(chunks) if chunks else np.zeros(0, np.int16)), starts
+
+
 def trim_silence(wave, sample_rate, frame_size=256):
     """Cut leading and trailing silence down to SILENCE_MARGIN_S, padding with zeros where
-    espeak-ng left less, so every utterance starts and ends the same way. `[T] -> [T']`."""
+    espeak-ng left less, so every utterance starts and ends the same way.
+
+    Returns: the new wave `[T']`, and the shift in samples from `wave` to it (sample s of
+    `wave` is sample s + shift of the new wave)."""
     num_frames = len(wave) // frame_size
     frames = wave[: num_frames * frame_size].astype(np.float64).reshape(num_frames, frame_size)
     frame_db = 10.0 * np.log10(np.mean(frames**2, axis=1) + 1e-10)
@@ -241,7 +322,8 @@ def trim_silence(wave, sample_rate, frame_size=256):
     speech = wave[max(0, start - margin) : min(len(wave), end + margin)]
     pad_before = max(0, margin - start)
     pad_after = max(0, end + margin - len(wave))
-    return np.pad(speech, (pad_before, pad_after)).astype(np.int16)
+    shift = pad_before - max(0, start - margin)
+    return np.pad(speech, (pad_before, pad_after)).astype(np.int16), shift
 
 
 def write_wav(path, wave, target_rate, workdir):
@@ -266,13 +348,17 @@ def ljspeech_id(index):
 
 def make_ljspeech(outdir, workdir):
     root = outdir / "ljspeech"
-    lines = []
+    lines, word_lines = [], ["utt_id\tchar_offset\tword\tstart_seconds\n"]
     for index, sentence in enumerate(tqdm(LJSPEECH_SENTENCES, desc="ljspeech")):
         raw, normalized = raw_and_normalized(sentence)
         if "|" in raw or "|" in normalized:
             raise ValueError(f"LJSpeech sentence {index}: '|' separates metadata.csv fields; remove it")
         utt_id = ljspeech_id(index)
-        wave = trim_silence(synthesize(normalized, workdir=workdir, **LJSPEECH_VOICE), ESPEAK_SAMPLE_RATE)
+        spoken = synthesize(normalized, workdir=workdir, **LJSPEECH_VOICE)
+        wave, shift = trim_silence(spoken, ESPEAK_SAMPLE_RATE)
+        for offset, sample in word_starts(normalized, expected_wave=spoken, **LJSPEECH_VOICE):
+            word = normalized[offset:].split(maxsplit=1)[0]
+            word_lines.append(f"{utt_id}\t{offset}\t{word}\t{(sample + shift) / ESPEAK_SAMPLE_RATE:.4f}\n")
         duration = len(wave) / ESPEAK_SAMPLE_RATE
         if not LJSPEECH_MIN_S <= duration <= LJSPEECH_MAX_S:
             raise ValueError(
@@ -282,6 +368,9 @@ def make_ljspeech(outdir, workdir):
         write_wav(root / "wavs" / f"{utt_id}.wav", wave, LJSPEECH_SAMPLE_RATE, workdir)
         lines.append(f"{utt_id}|{raw}|{normalized}\n")
     (root / "metadata.csv").write_text("".join(lines), encoding="utf-8")
+    # Not part of LJSpeech: where espeak-ng began each word, in seconds into wavs/<ID>.wav, so
+    # alignments learnt from this corpus can be checked against the truth.
+    (root / "word_starts.tsv").write_text("".join(word_lines), encoding="utf-8")
     return len(lines)
 
 
@@ -308,7 +397,7 @@ def make_baker(outdir, workdir):
     for index, (text, pinyin) in enumerate(tqdm(BAKER_SENTENCES, desc="baker")):
         utt_id = f"{index + 1:06d}"
         espeak_text = baker_espeak_text(text, pinyin, utt_id)
-        wave = trim_silence(synthesize(espeak_text, workdir=workdir, **BAKER_VOICE), ESPEAK_SAMPLE_RATE)
+        wave, _ = trim_silence(synthesize(espeak_text, workdir=workdir, **BAKER_VOICE), ESPEAK_SAMPLE_RATE)
         write_wav(root / "Wave" / f"{utt_id}.wav", wave, BAKER_SAMPLE_RATE, workdir)
         entries.append(f"{utt_id}\t{text}\n\t{pinyin}\n")
     label_path = root / "ProsodyLabeling" / "000001-010000.txt"
@@ -330,7 +419,7 @@ def make_libritts(outdir, workdir):
             original, normalized = raw_and_normalized(sentence)
             paragraph, segment = divmod(index, 2)
             utt_id = f"{speaker['speaker']}_{speaker['chapter']}_{paragraph:06d}_{segment:06d}"
-            wave = trim_silence(synthesize(normalized, workdir=workdir, **voice), ESPEAK_SAMPLE_RATE)
+            wave, _ = trim_silence(synthesize(normalized, workdir=workdir, **voice), ESPEAK_SAMPLE_RATE)
             total_samples += len(wave)
             write_wav(chapter_dir / f"{utt_id}.wav", wave, LIBRITTS_SAMPLE_RATE, workdir)
             (chapter_dir / f"{utt_id}.original.txt").write_text(original, encoding="utf-8")
