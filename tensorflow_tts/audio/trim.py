@@ -15,11 +15,22 @@ def is_silent(audio, peak_dbfs=SILENCE_PEAK_DBFS):
     return float(np.max(np.abs(audio))) < 10.0 ** (peak_dbfs / 20.0)
 
 
-def trim_silence(audio, threshold_in_db, frame_size, hop_size):
-    """Cut the leading and trailing parts quieter than `threshold_in_db` below the peak.
+def silence_bounds(audio, threshold_in_db, frame_size, hop_size):
+    """Where the sound is: `(start, end)` sample indices of the span `trim_silence` keeps.
 
     Loudness is the RMS of `frame_size`-sample frames every `hop_size` samples (librosa's
     definition), so up to about one frame of silence is kept on each side.
+
+    Args:
+        audio: float32 `[samples]`.
+    """
+    _, (start, end) = librosa.effects.trim(audio, top_db=threshold_in_db, frame_length=frame_size, hop_length=hop_size)
+    return int(start), int(end)
+
+
+def trim_silence(audio, threshold_in_db, frame_size, hop_size):
+    """Cut the leading and trailing parts quieter than `threshold_in_db` below the peak
+    (see `silence_bounds`).
 
     Args:
         audio: float32 `[samples]`.
@@ -27,5 +38,5 @@ def trim_silence(audio, threshold_in_db, frame_size, hop_size):
     Returns:
         float32 `[kept_samples]`, a contiguous slice of `audio`.
     """
-    trimmed, _ = librosa.effects.trim(audio, top_db=threshold_in_db, frame_length=frame_size, hop_length=hop_size)
-    return np.ascontiguousarray(trimmed)
+    start, end = silence_bounds(audio, threshold_in_db, frame_size, hop_size)
+    return np.ascontiguousarray(audio[start:end])
