@@ -16,8 +16,8 @@ from tensorflow_tts.models import TFTacotron2
 LENGTHS = (2, 3, 4, 5, 7, 8, 10, 12, 15, 19)
 
 
-@pytest.fixture(scope="module")
-def tacotron2():
+@pytest.fixture(scope="module", params=["lsa", "sma"])
+def tacotron2(request):
     # Seeded: with random weights a stop logit can land next to the threshold, where float
     # rounding differences between Keras and TFLite decide the number of decoder steps.
     tf.keras.utils.set_random_seed(0)
@@ -25,7 +25,7 @@ def tacotron2():
         vocab_size=20, embedding_hidden_size=16, n_conv_encoder=2, encoder_conv_filters=16,
         encoder_lstm_units=8, prenet_units=16, decoder_lstm_units=16, attention_dim=8,
         attention_filters=4, attention_kernel=5, n_mels=10, n_conv_postnet=2,
-        postnet_conv_filters=16, reduction_factor=2,
+        postnet_conv_filters=16, reduction_factor=2, attention_type=request.param,
     ))
     model = TFTacotron2(config)
     model.setup_maximum_iterations(9)

@@ -43,9 +43,10 @@ def padded_batch(input_lengths=(7, 4), mel_lengths=(9, 5), seed=0):
             tf.constant(mels), tf.constant(mel_lengths, tf.int32))
 
 
+@pytest.mark.parametrize("attention_type", ["lsa", "sma"])
 @pytest.mark.parametrize("reduction_factor, frames, steps", [(1, 9, 9), (2, 9, 5), (2, 8, 4)])
-def test_training_call_shapes(reduction_factor, frames, steps):
-    model = TFTacotron2(tiny_config(reduction_factor=reduction_factor))
+def test_training_call_shapes(reduction_factor, frames, steps, attention_type):
+    model = TFTacotron2(tiny_config(reduction_factor=reduction_factor, attention_type=attention_type))
     batch = padded_batch(mel_lengths=(frames, 5))
     decoder_output, mel_outputs, stop_tokens, alignments = model(*batch, training=True)
     assert decoder_output.shape == mel_outputs.shape == (2, steps * reduction_factor, N_MELS)
@@ -131,8 +132,10 @@ def test_prenet_dropout_is_on_at_inference_and_seedable():
     np.testing.assert_array_equal(model.inference(*inputs)[0], model.inference(*inputs)[0])
 
 
-def test_training_call_has_gradients_for_every_weight():
-    model = TFTacotron2(tiny_config(reduction_factor=2, n_speakers=2, decoder_zoneout_rate=0.1))
+@pytest.mark.parametrize("attention_type", ["lsa", "sma"])
+def test_training_call_has_gradients_for_every_weight(attention_type):
+    model = TFTacotron2(tiny_config(reduction_factor=2, n_speakers=2, decoder_zoneout_rate=0.1,
+                                    attention_type=attention_type))
     batch = padded_batch()
     with tf.GradientTape() as tape:
         decoder_output, mel_outputs, stop_tokens, alignments = model(*batch, training=True)

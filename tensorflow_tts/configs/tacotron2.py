@@ -8,6 +8,8 @@ from tensorflow_tts.configs.legacy_vocab import legacy_vocab_size
 
 
 INITIAL_ALIGNMENTS = ("zeros", "first_token")
+# "lsa": location-sensitive attention (1.8's only one); "sma": stepwise monotonic attention.
+ATTENTION_TYPES = ("lsa", "sma")
 ACTIVATIONS = ("identity", "linear", "tanh", "relu", "gelu", "swish", "mish")
 
 
@@ -50,7 +52,7 @@ class Tacotron2Config(BaseConfig):
     prenet_dropout_rate: float = 0.5
     n_lstm_decoder: int = 1  # decoder LSTMs after the attention LSTM
     decoder_lstm_units: int = 1024
-    attention_type: str = "lsa"  # only "lsa" (location-sensitive attention) exists
+    attention_type: str = "lsa"  # one of ATTENTION_TYPES; "sma" is new (see attention_noise_std)
     attention_dim: int = 128
     attention_filters: int = 32  # location features: conv over the cumulative alignment
     attention_kernel: int = 31
@@ -85,13 +87,22 @@ class Tacotron2Config(BaseConfig):
     # token and learn to move forward from it sooner. Changes outputs: keep "zeros" for 1.8
     # checkpoints.
     initial_alignment: str = "zeros"
+    # attention_type "sma" (stepwise monotonic attention, layers/stepwise_monotonic_attention.py):
+    # the alignment starts on token 0 and at each decoder step either stays or moves on by
+    # one token, so it is monotonic and reaches the end by construction. Training adds
+    # Gaussian noise of this standard deviation to its energies, which makes the stay/move
+    # decisions sharp. Not used by "lsa".
+    attention_noise_std: float = 1.0
 
     def __post_init__(self):
         self.vocab_size = legacy_vocab_size(self.dataset, self.vocab_size)
-        if self.attention_type != "lsa":
+        if self.attention_type not in ATTENTION_TYPES:
             raise ConfigError(
-                f"attention_type {self.attention_type!r} is not supported; use 'lsa' (location-sensitive attention)"
+                f"attention_type {self.attention_type!r}: expected 'lsa' (location-sensitive attention) "
+                "or 'sma' (stepwise monotonic attention)"
             )
+        if self.attention_noise_std < 0:
+            raise ConfigError(f"attention_noise_std must be at least 0, got {self.attention_noise_std}")
         for key in ("encoder_conv_activation", "prenet_activation"):
             if getattr(self, key) not in ACTIVATIONS:
                 raise ConfigError(f"{key} {getattr(self, key)!r} is not one of {', '.join(ACTIVATIONS)}")

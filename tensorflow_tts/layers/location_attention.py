@@ -31,6 +31,11 @@ def _over_last_axis(dense, inputs):
     return outputs if dense.bias is None else outputs + dense.bias
 
 
+def attention_context(alignments, values):
+    """alignments (B, T), values (B, T, M) -> the weighted sum (B, M)."""
+    return tf.reduce_sum(alignments[:, :, tf.newaxis] * values, axis=1)
+
+
 class LocationSensitiveAttention(tf.keras.layers.Layer):
     """energy_i = v . tanh(W_m m_i + W_q q + W_l conv(cumulative alignment)_i) + b.
 
@@ -78,27 +83,34 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
         values = memory * tf.cast(memory_mask, memory.dtype)[:, :, tf.newaxis]
         return self.memory_layer(values), values
 
-    def call(self, query, cumulative_alignments, keys, values, memory_mask, allowed=None):
+    def energies(self, query, cumulative_alignments, keys):
+        """query (B, Q), cumulative_alignments (B, T), keys (B, T, units) -> energies (B, T)."""
+        processed_query = self.query_layer(query)[:, tf.newaxis, :]
+        location = _over_last_axis(self.location_layer, self.location_conv(cumulative_alignments[:, :, tf.newaxis]))
+        return tf.squeeze(_over_last_axis(self.scores, tf.tanh(keys + processed_query + location)), -1)
+
+    def call(self, query, previous_alignments, cumulative_alignments, keys, values, memory_mask, allowed=None,
+             training=False):
         """One attention step.
 
         Args:
             query: (B, Q), the attention LSTM output.
+            previous_alignments: (B, T), the last step's alignments; not used here (the
+                stepwise monotonic attention, which shares this call, moves them on).
             cumulative_alignments: (B, T), the sum of the previous alignments.
             keys, values: (B, T, units), (B, T, M) from `process_memory`.
             memory_mask: (B, T) bool, False at padding.
             allowed: optional (B, T) bool, further positions allowed (e.g. `window_mask`).
+            training: not used here.
 
         Returns:
             context (B, M) and alignments (B, T), which sum to 1 over valid positions.
         """
-        processed_query = self.query_layer(query)[:, tf.newaxis, :]
-        location = _over_last_axis(self.location_layer, self.location_conv(cumulative_alignments[:, :, tf.newaxis]))
-        energy = tf.squeeze(_over_last_axis(self.scores, tf.tanh(keys + processed_query + location)), -1)
+        energy = self.energies(query, cumulative_alignments, keys)
         valid = memory_mask if allowed is None else tf.logical_and(memory_mask, allowed)
         energy = tf.where(valid, energy, tf.cast(energy.dtype.min, energy.dtype))
         alignments = tf.nn.softmax(energy, axis=-1)
-        context = tf.reduce_sum(alignments[:, :, tf.newaxis] * values, axis=1)
-        return context, alignments
+        return attention_context(alignments, values), alignments
 
     def get_config(self):
         config = super().get_config()

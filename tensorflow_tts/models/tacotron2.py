@@ -12,6 +12,7 @@ import tensorflow as tf
 from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 from tensorflow_tts.layers.embeddings import TokenEmbedding
 from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, window_mask
+from tensorflow_tts.layers.stepwise_monotonic_attention import StepwiseMonotonicAttention
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
 from tensorflow_tts.utils.legacy_weights import LegacyWeightsMixin, regex_renamer
 
@@ -235,6 +236,7 @@ class DecoderState(NamedTuple):
     attention_lstm: list  # [h, c], each (B, decoder_lstm_units)
     decoder_lstms: list  # one [h, c] per decoder LSTM
     context: tf.Tensor  # (B, E), the previous attention context
+    alignments: tf.Tensor  # (B, T), the previous alignment (token 0 before the first step)
     cumulative_alignments: tf.Tensor  # (B, T), sum of the alignments so far
     peaks: tf.Tensor  # (B,) int32, argmax of the previous alignment (for windowed attention)
 
@@ -265,9 +267,15 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             ZoneoutLSTMCell(config.decoder_lstm_units, config.decoder_zoneout_rate, name=f"decoder_lstm_._{i}")
             for i in range(config.n_lstm_decoder)
         ]
-        self.attention = LocationSensitiveAttention(
-            config.attention_dim, config.attention_filters, config.attention_kernel, name="attention"
-        )
+        if config.attention_type == "sma":
+            self.attention = StepwiseMonotonicAttention(
+                config.attention_dim, config.attention_filters, config.attention_kernel,
+                noise_std=config.attention_noise_std, name="attention",
+            )
+        else:
+            self.attention = LocationSensitiveAttention(
+                config.attention_dim, config.attention_filters, config.attention_kernel, name="attention"
+            )
         self.frame_projection = tf.keras.layers.Dense(
             config.n_mels * config.reduction_factor, name="frame_projection"
         )
@@ -306,6 +314,7 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             attention_lstm=self.attention_lstm.get_initial_state(batch_size, dtype),
             decoder_lstms=[lstm.get_initial_state(batch_size, dtype) for lstm in self.decoder_lstms],
             context=tf.zeros([batch_size, self.config.encoder_output_size], dtype),
+            alignments=tf.one_hot(tf.zeros([batch_size], tf.int32), memory_length, dtype=dtype),
             cumulative_alignments=self._initial_alignments(batch_size, memory_length, dtype),
             peaks=tf.zeros([batch_size], tf.int32),
         )
@@ -334,7 +343,8 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
         if window is not None:
             allowed = window_mask(state.peaks, tf.shape(keys)[1], window[0], window[1])
         context, alignments = self.attention(
-            attention_lstm_output, state.cumulative_alignments, keys, values, memory_mask, allowed=allowed
+            attention_lstm_output, state.alignments, state.cumulative_alignments, keys, values, memory_mask,
+            allowed=allowed, training=training,
         )
         hidden = tf.concat([attention_lstm_output, context], axis=-1)
         decoder_lstm_states = []
@@ -347,6 +357,7 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             attention_lstm=attention_lstm_state,
             decoder_lstms=decoder_lstm_states,
             context=context,
+            alignments=alignments,
             cumulative_alignments=state.cumulative_alignments + alignments,
             peaks=tf.argmax(alignments, axis=-1, output_type=tf.int32),
         )
