@@ -21,7 +21,7 @@ def attention_inputs(seed=0):
     return memory, mask, queries
 
 
-def run(attention, steps=12, training=False, seed=0):
+def run(attention, steps=12, training=False, seed=0, hard=False):
     """The alignments (steps, B, T) of `steps` steps from token 0, as the decoder runs them."""
     memory, mask, queries = attention_inputs(seed)
     keys, values = attention.process_memory(memory, mask)
@@ -29,7 +29,7 @@ def run(attention, steps=12, training=False, seed=0):
     cumulative = tf.zeros_like(previous)
     history = []
     for step in range(steps):
-        _, previous = attention(queries[step], previous, cumulative, keys, values, mask, training=training)
+        _, previous = attention(queries[step], previous, cumulative, keys, values, mask, training=training, hard=hard)
         cumulative += previous
         history.append(previous.numpy())
     return np.stack(history)
@@ -63,6 +63,16 @@ def test_certain_decisions_give_a_hard_path_that_parks_on_the_last_token(attenti
     history = run(attention)
     np.testing.assert_allclose(history[:, 0], np.eye(max(LENGTHS))[expected], atol=1e-6)
     np.testing.assert_allclose(history[:, 1, LENGTHS[1] - 1], [0, 0] + [1] * 10 if bias < 0 else 0.0, atol=1e-6)
+
+
+def test_hard_decisions_keep_the_alignment_one_hot_and_follow_the_soft_probabilities(attention):
+    hard = run(attention, hard=True)
+    assert np.all(np.isin(hard, [0.0, 1.0])) and np.all(hard.sum(axis=-1) == 1.0)
+    peaks = hard.argmax(axis=-1)
+    assert np.all(np.isin(np.diff(peaks, axis=0), [0, 1]))
+    # The first step decides from token 0 exactly as the soft attention does: move when p < 0.5.
+    soft_first = run(attention, steps=1)[0]
+    np.testing.assert_array_equal(peaks[0], (soft_first[:, 1] > 0.5).astype(int))
 
 
 def test_noise_is_added_only_while_training(attention):

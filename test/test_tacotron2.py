@@ -103,6 +103,16 @@ def test_inference_stops_at_the_stop_token():
     assert np.all(tf.sigmoid(stop_tokens) > 0.5)
 
 
+def test_stepwise_monotonic_inference_attends_one_token_at_a_time_and_never_back():
+    model = TFTacotron2(tiny_config(reduction_factor=2, attention_type="sma"))
+    model.setup_maximum_iterations(12)
+    *_, alignments = model.inference(*padded_batch()[:3])
+    alignments = alignments.numpy()  # (B, T, S)
+    assert np.all(np.isin(alignments, [0.0, 1.0])) and np.all(alignments.sum(axis=1) == 1.0)
+    assert np.all(np.isin(np.diff(alignments.argmax(axis=1), axis=1), [0, 1]))
+    assert not np.any(alignments[1, 4:])  # never onto the padding of the shorter text
+
+
 def test_window_limits_attention_to_the_previous_peak():
     model = TFTacotron2(tiny_config())
     model.setup_maximum_iterations(8)

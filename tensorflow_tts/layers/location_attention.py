@@ -90,7 +90,7 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
         return tf.squeeze(_over_last_axis(self.scores, tf.tanh(keys + processed_query + location)), -1)
 
     def call(self, query, previous_alignments, cumulative_alignments, keys, values, memory_mask, allowed=None,
-             training=False):
+             training=False, hard=False):
         """One attention step.
 
         Args:
@@ -101,7 +101,8 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
             keys, values: (B, T, units), (B, T, M) from `process_memory`.
             memory_mask: (B, T) bool, False at padding.
             allowed: optional (B, T) bool, further positions allowed (e.g. `window_mask`).
-            training: not used here.
+            training, hard: not used here (the stepwise monotonic attention's noise and
+                hard decisions).
 
         Returns:
             context (B, M) and alignments (B, T), which sum to 1 over valid positions.

@@ -8,7 +8,7 @@ token 0, never skips a token, never moves back and never leaves the last token, 
 path is monotonic and complete by construction; what it learns is only *when* to move,
 from the decoder state and the token. Gaussian noise on the energies while training
 pushes those decisions towards 0 or 1, so the soft alignment trained is nearly the hard
-one used at inference.
+one used in free-running synthesis (``hard=True``: stay when ``p_j >= 0.5``).
 """
 
 import tensorflow as tf
@@ -29,12 +29,13 @@ class StepwiseMonotonicAttention(LocationSensitiveAttention):
         self.noise_std = noise_std
 
     def call(self, query, previous_alignments, cumulative_alignments, keys, values, memory_mask, allowed=None,
-             training=False):
+             training=False, hard=False):
         """One attention step; arguments as `LocationSensitiveAttention.call`.
 
         ``previous_alignments`` (B, T) must sum to 1 over the valid tokens (the decoder
         starts them on token 0). ``allowed`` is not used: the attention moves at most one
-        token per step anyway.
+        token per step anyway. ``hard``: each decision is taken outright (stay when its
+        probability is at least 0.5), so a one-hot alignment stays one-hot.
 
         Returns:
             context (B, M) and alignments (B, T), which sum to 1 over valid positions.
@@ -43,6 +44,8 @@ class StepwiseMonotonicAttention(LocationSensitiveAttention):
         if training and self.noise_std > 0:
             energy += tf.random.normal(tf.shape(energy), stddev=self.noise_std, dtype=energy.dtype)
         stay = tf.sigmoid(energy)
+        if hard:
+            stay = tf.cast(stay >= 0.5, stay.dtype)
         # The last valid token (and the padding after it) keeps what it holds.
         valid_after = tf.concat([memory_mask[:, 1:], tf.zeros_like(memory_mask[:, :1])], axis=1)
         stay = tf.where(valid_after, stay, tf.ones_like(stay))

@@ -319,7 +319,8 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             peaks=tf.zeros([batch_size], tf.int32),
         )
 
-    def call(self, previous_frame, state, keys, values, memory_mask, training=False, dropout_seed=None, window=None):
+    def call(self, previous_frame, state, keys, values, memory_mask, training=False, dropout_seed=None, window=None,
+             free_running=False):
         """One decoder step.
 
         Args:
@@ -330,6 +331,8 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             training: dropout, zoneout masks.
             dropout_seed: optional (2,) int32 for a reproducible prenet dropout.
             window: optional ``(win_front, win_back)``: attend only around the previous peak.
+            free_running: the decoder feeds back its own frames (synthesis): a stepwise
+                monotonic attention then takes hard stay-or-move decisions.
 
         Returns:
             frames (B, reduction_factor * n_mels), stop logits (B, reduction_factor),
@@ -344,7 +347,7 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             allowed = window_mask(state.peaks, tf.shape(keys)[1], window[0], window[1])
         context, alignments = self.attention(
             attention_lstm_output, state.alignments, state.cumulative_alignments, keys, values, memory_mask,
-            allowed=allowed, training=training,
+            allowed=allowed, training=training, hard=free_running,
         )
         hidden = tf.concat([attention_lstm_output, context], axis=-1)
         decoder_lstm_states = []
@@ -527,7 +530,8 @@ class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
         def body(step, frame, state, finished, arrays):
             step_seed = None if seed is None else tf.random.experimental.stateless_fold_in(seed, step)
             frames, stop_logits, alignments, state = self.decoder_cell(
-                frame, state, keys, values, memory_mask, training=training, dropout_seed=step_seed, window=window
+                frame, state, keys, values, memory_mask, training=training, dropout_seed=step_seed, window=window,
+                free_running=not teacher,
             )
             outputs = (frames, stop_logits, alignments)
             arrays = tuple(array.write(step, output) for array, output in zip(arrays, outputs))
