@@ -82,12 +82,15 @@ def test_fastspeech2_losses_and_gradients_match_under_xla(tmp_path):
     compare_forward_backward(trainer, next(iter(batches)), "model")
 
 
-def test_tacotron2_losses_and_gradients_match_under_xla(tmp_path):
-    # The teacher-forced decoder loop (tf.while_loop with tensor arrays, location-sensitive
-    # attention) differentiated inside one XLA program.
+@pytest.mark.parametrize("attention_type", ["lsa", "sma"])
+def test_tacotron2_losses_and_gradients_match_under_xla(tmp_path, attention_type):
+    # The teacher-forced decoder loop (tf.while_loop with tensor arrays, either attention)
+    # differentiated inside one XLA program.
     recipe = train_tacotron2.load_recipe(TACOTRON2_TINY)
     config = recipe.model_config
-    for name in ("embedding_dropout_prob", "encoder_conv_dropout_rate", "prenet_dropout_rate", "postnet_dropout_rate"):
+    config.attention_type = attention_type
+    for name in ("embedding_dropout_prob", "encoder_conv_dropout_rate", "prenet_dropout_rate", "postnet_dropout_rate",
+                 "attention_noise_std"):
         setattr(config, name, 0.0)
     write_synthetic_dump(tmp_path / "dump", num_utterances=2, frames_range=(30, 41), tokens_range=(6, 10),
                          num_speakers=1, vocab_size=config.vocab_size, with_durations=False, with_waves=False)
