@@ -1,4 +1,5 @@
-"""Tacotron 2 (Shen et al., 2018): autoregressive text to mel with location-sensitive attention.
+"""Tacotron 2 (Shen et al., 2018): autoregressive text to mel with location-sensitive attention
+(or, with ``attention_type: sma``, stepwise monotonic attention).
 
 The decoder loop is our own `tf.while_loop` (no tensorflow-addons): teacher-forced in
 `call`, free-running with a stop token and an iteration limit in `inference`.
