@@ -88,9 +88,11 @@ def test_old_h5_is_detected_and_fills_every_weight():
 # itself run on the same machine (every output of the three calls), but the stored
 # references come from a machine whose CPU kernels round differently: every float output
 # differs from them by about one ulp (decoder output < 6e-7, for 1.8 too), and the postnet
-# turns that into 1.4e-5 (up to 1.7e-5 with other thread counts) on this one output. No
-# order of operations gets it to 1e-5: it is checked at 3e-5 end to end and at 1e-5 from
-# the stored decoder output (test below).
+# turns that into 1.4e-5 (up to 1.7e-5 with other thread counts) on this one output. Even
+# the postnet alone, fed the stored decoder output, lands 1.4e-5 off on an AMD EPYC (median
+# 2e-6, 99 % of the values within 1e-5), while an Intel machine met 1e-5. No order of
+# operations gets it to 1e-5 everywhere: it is checked at 3e-5, and the postnet alone also
+# must keep 99 % of its values within 1e-5 (a wrong layer moves nearly all of them).
 TEACHER_MEL_ATOL = 3e-5
 
 
@@ -107,7 +109,11 @@ def test_teacher_postnet_matches_from_the_old_decoder_output(io):
     model(*model_inputs(io), training=False)  # builds the postnet
     decoder_output = tf.constant(io["call_teacher_decoder_output"])
     residual = model.residual_projection(model.postnet(decoder_output, training=True))
-    np.testing.assert_allclose(decoder_output + residual, io["call_teacher_mel_outputs"], rtol=0, atol=ATOL)
+    mel_outputs = (decoder_output + residual).numpy()
+    expected = io["call_teacher_mel_outputs"]
+    np.testing.assert_allclose(mel_outputs, expected, rtol=0, atol=TEACHER_MEL_ATOL)
+    within = np.mean(np.abs(mel_outputs - expected) <= ATOL)
+    assert within >= 0.99, f"only {within:.1%} of the postnet's outputs are within {ATOL} of 1.8's"
 
 
 def test_legacy_free_running_eval_call_matches(io):
