@@ -36,6 +36,7 @@ from tensorflow_tts.models import (  # noqa: E402
     TFHifiGANGenerator,
     TFMBMelGANGenerator,
     TFMelGANGenerator,
+    TFMelGANMultiScaleDiscriminator,
 )
 
 NUM_MELS = 8
@@ -154,6 +155,18 @@ def exported(tmp_path_factory):
     export_saved_model(acoustic, root / "fastspeech2", sampling_rate=8000, hop_size=12)
     export_saved_model(vocoder, root / "mb_melgan", sampling_rate=8000)
     return {"root": root, "acoustic": acoustic, "vocoder": vocoder}
+
+
+def test_model_type_is_that_of_the_most_derived_exportable_class():
+    for model_type, model in shared_models().items():  # TFFastSpeech2 is also a TFFastSpeech, ...
+        assert model_type_of(model) == model_type
+
+    class MyVoice(TFFastSpeech2):
+        pass
+
+    assert model_type_of(MyVoice(FastSpeech2Config(**TINY_ACOUSTIC))) == "fastspeech2"
+    with pytest.raises(ExportError, match="TFMelGANMultiScaleDiscriminator is not an exportable model"):
+        model_type_of(TFMelGANMultiScaleDiscriminator())
 
 
 def test_signatures_have_named_inputs_and_dynamic_axes(exported):

@@ -14,27 +14,16 @@ import tensorflow as tf
 
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.registry import read_yaml
+from tensorflow_tts.inference.auto import MODEL_CLASSES, TFAutoModel
+from tensorflow_tts.inference.pretrained import PretrainedError
 from tensorflow_tts.inference.streaming import receptive_field_frames
-from tensorflow_tts.models.fastspeech import TFFastSpeech
-from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
-from tensorflow_tts.models.hifigan import TFHifiGANGenerator
-from tensorflow_tts.models.mb_melgan import TFMBMelGANGenerator
-from tensorflow_tts.models.melgan import TFMelGANGenerator
-from tensorflow_tts.models.tacotron2 import TFTacotron2
 
 logger = logging.getLogger(__name__)
 
-# model_type (as in the training YAML) -> Keras class.
-MODEL_CLASSES = {
-    "fastspeech": TFFastSpeech,
-    "fastspeech2": TFFastSpeech2,
-    "tacotron2": TFTacotron2,
-    "melgan_generator": TFMelGANGenerator,
-    "multiband_melgan_generator": TFMBMelGANGenerator,
-    "hifigan_generator": TFHifiGANGenerator,
-}
 ACOUSTIC_TYPES = ("fastspeech", "fastspeech2", "tacotron2")
 VOCODER_TYPES = ("melgan_generator", "multiband_melgan_generator", "hifigan_generator")
+# Keras class -> model_type (as in the training YAML), for the models that can be exported.
+EXPORTABLE_CLASSES = {MODEL_CLASSES[model_type]: model_type for model_type in ACOUSTIC_TYPES + VOCODER_TYPES}
 
 # The file, inside a SavedModel folder, that records `model_info` (assets.extra is where
 # SavedModel keeps files TensorFlow itself does not read).
@@ -51,13 +40,13 @@ class ExportError(Exception):
 
 def model_type_of(model):
     """The `model_type` of a Keras model of ours, e.g. "fastspeech2" or "hifigan_generator"."""
-    # Subclasses first: TFFastSpeech2 is a TFFastSpeech, TFMBMelGANGenerator a TFMelGANGenerator.
-    for model_type in ("fastspeech2", "fastspeech", "tacotron2", "multiband_melgan_generator",
-                       "melgan_generator", "hifigan_generator"):
-        if isinstance(model, MODEL_CLASSES[model_type]):
-            return model_type
+    # The most derived class decides: TFFastSpeech2 is also a TFFastSpeech, TFMBMelGANGenerator
+    # a TFMelGANGenerator; a user's subclass of ours exports as its parent.
+    for cls in type(model).__mro__:
+        if cls in EXPORTABLE_CLASSES:
+            return EXPORTABLE_CLASSES[cls]
     raise ExportError(f"{type(model).__name__} is not an exportable model; expected one of "
-                      f"{', '.join(cls.__name__ for cls in MODEL_CLASSES.values())}")
+                      f"{', '.join(cls.__name__ for cls in EXPORTABLE_CLASSES)}")
 
 
 def vocoder_num_mels(vocoder):
@@ -278,9 +267,6 @@ def load_keras_model(path=None, config=None, checkpoint=None):
 
     Returns: (model, info). Raises ExportError with the file and the fix on bad input.
     """
-    from tensorflow_tts.inference.auto import TFAutoModel
-    from tensorflow_tts.inference.pretrained import PretrainedError
-
     source = checkpoint if checkpoint is not None else path
     if source is None:
         raise ExportError("pass a model folder, or a config and its weights (an .h5 or a checkpoint)")
