@@ -89,8 +89,8 @@ def test_old_h5_is_detected_and_fills_every_weight():
 # references come from a machine whose CPU kernels round differently: every float output
 # differs from them by about one ulp (decoder output < 6e-7, for 1.8 too), and the postnet
 # turns that into 1.4e-5 (up to 1.7e-5 with other thread counts) on this one output. Even
-# the postnet alone, fed the stored decoder output, lands 1.4e-5 off on an AMD EPYC (median
-# 2e-6, 99 % of the values within 1e-5), while an Intel machine met 1e-5. No order of
+# the postnet alone, fed the stored decoder output, lands 1.4e-5 off on one machine (median
+# 2e-6, 99 % of the values within 1e-5), where other machines met 1e-5. No order of
 # operations gets it to 1e-5 everywhere: it is checked at 3e-5, and the postnet alone also
 # must keep 99 % of its values within 1e-5 (a wrong layer moves nearly all of them).
 TEACHER_MEL_ATOL = 3e-5
