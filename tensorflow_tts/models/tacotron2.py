@@ -239,7 +239,6 @@ class DecoderState(NamedTuple):
     context: tf.Tensor  # (B, E), the previous attention context
     alignments: tf.Tensor  # (B, T), the previous alignment (token 0 before the first step)
     cumulative_alignments: tf.Tensor  # (B, T), sum of the alignments so far
-    peaks: tf.Tensor  # (B,) int32, argmax of the previous alignment (for windowed attention)
 
 
 class Tacotron2DecoderCell(tf.keras.layers.Layer):
@@ -317,7 +316,6 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             context=tf.zeros([batch_size, self.config.encoder_output_size], dtype),
             alignments=tf.one_hot(tf.zeros([batch_size], tf.int32), memory_length, dtype=dtype),
             cumulative_alignments=self._initial_alignments(batch_size, memory_length, dtype),
-            peaks=tf.zeros([batch_size], tf.int32),
         )
 
     def call(self, previous_frame, state, keys, values, memory_mask, training=False, dropout_seed=None, window=None,
@@ -345,7 +343,8 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
         )
         allowed = None
         if window is not None:
-            allowed = window_mask(state.peaks, tf.shape(keys)[1], window[0], window[1])
+            peaks = tf.argmax(state.alignments, axis=-1, output_type=tf.int32)
+            allowed = window_mask(peaks, tf.shape(keys)[1], window[0], window[1])
         context, alignments = self.attention(
             attention_lstm_output, state.alignments, state.cumulative_alignments, keys, values, memory_mask,
             allowed=allowed, training=training, hard=free_running,
@@ -363,7 +362,6 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             context=context,
             alignments=alignments,
             cumulative_alignments=state.cumulative_alignments + alignments,
-            peaks=tf.argmax(alignments, axis=-1, output_type=tf.int32),
         )
         return frames, stop_logits, alignments, next_state
 
