@@ -7,3 +7,8 @@ import os
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 __version__ = "2.0.0.dev0"
+
+# Old module paths (tensorflow_tts.utils.cleaners, ...) resolve to where the modules live now.
+from tensorflow_tts import moved as _moved  # noqa: E402
+
+_moved.install()

@@ -2,10 +2,10 @@
 
 import pytest
 
-from tensorflow_tts.utils.cleaners import clean_text, english_cleaners, french_cleaners, german_cleaners
-from tensorflow_tts.utils.german import number_to_words as german_number
-from tensorflow_tts.utils.korean import native_korean_number, normalize, sino_korean_number, text_to_jamo
-from tensorflow_tts.utils.number_norm import normalize_numbers
+from tensorflow_tts.processor.text.cleaners import clean_text, english_cleaners, french_cleaners, german_cleaners
+from tensorflow_tts.processor.text.german import number_to_words as german_number
+from tensorflow_tts.processor.text.korean import native_korean_number, normalize, sino_korean_number, text_to_jamo
+from tensorflow_tts.processor.text.number_norm import normalize_numbers
 
 
 @pytest.mark.parametrize(

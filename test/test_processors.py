@@ -28,7 +28,7 @@ from tensorflow_tts.processor import (
 )
 from tensorflow_tts.processor.baker import default_pinyin_dict, split_syllable
 from tensorflow_tts.processor.registry import PROCESSOR_CLASSES
-from tensorflow_tts.utils.korean import text_to_jamo
+from tensorflow_tts.processor.text.korean import text_to_jamo
 
 CORPUS_DIR = Path(__file__).parent / "files" / "corpus"
 
@@ -299,7 +299,7 @@ def test_english_g2p_works_offline_without_nltk_data(tmp_path, monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setenv("NLTK_DATA", str(tmp_path))
-    from tensorflow_tts.utils.g2p import EnglishG2p
+    from tensorflow_tts.processor.text.g2p import EnglishG2p
 
     g2p = EnglishG2p()
     assert g2p("Hello, world.") == ["HH", "AH0", "L", "OW1", ",", " ", "W", "ER1", "L", "D", "."]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorflow_tts.inference.streaming import receptive_field_frames, stream_vocoder
-from tensorflow_tts.utils.text_split import split_in_half, split_sentences
+from tensorflow_tts.processor.text.text_split import split_in_half, split_sentences
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import ClassVar, Dict, List, Union
 
 from tensorflow_tts.processor.base_processor import BaseProcessor
-from tensorflow_tts.utils.cleaners import clean_text
-from tensorflow_tts.utils.korean import JAMO_LEADS, JAMO_TAILS, JAMO_VOWELS
+from tensorflow_tts.processor.text.cleaners import clean_text
+from tensorflow_tts.processor.text.korean import JAMO_LEADS, JAMO_TAILS, JAMO_VOWELS
 
 PAD = "pad"
 EOS = "eos"

@@ -8,8 +8,8 @@ from typing import ClassVar, List, Union
 from tensorflow_tts.processor.base_processor import BaseProcessor, read_corpus_lines
 from tensorflow_tts.processor.ljspeech import ARPABET, split_arpabet
 from tensorflow_tts.processor.ljspeechu import g2p_tokens
-from tensorflow_tts.utils.cleaners import clean_text
-from tensorflow_tts.utils.g2p import ARPABET_WITH_STRESS
+from tensorflow_tts.processor.text.cleaners import clean_text
+from tensorflow_tts.processor.text.g2p import ARPABET_WITH_STRESS
 
 # 1.8's table: g2p-en's decoder vocabulary (its 4 specials, then its 70 phones), the silence
 # and end marks of aligned transcripts, all with "@"; then punctuation and space without.

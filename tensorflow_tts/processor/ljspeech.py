@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import ClassVar, Dict, List, Tuple, Union
 
 from tensorflow_tts.processor.base_processor import BaseProcessor
-from tensorflow_tts.utils.cleaners import clean_text
+from tensorflow_tts.processor.text.cleaners import clean_text
 
 _ARPABET_VOWELS = ["AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"]
 _ARPABET_CONSONANTS = ["B", "CH", "D", "DH", "F", "G", "HH", "JH", "K", "L", "M", "N", "NG", "P", "R", "S",

@@ -12,7 +12,7 @@ from typing import ClassVar, List, Union
 
 from tensorflow_tts.processor.base_processor import BaseProcessor
 from tensorflow_tts.processor.ljspeech import ARPABET, EOS, PAD, SPECIAL, split_arpabet
-from tensorflow_tts.utils.cleaners import clean_text
+from tensorflow_tts.processor.text.cleaners import clean_text
 
 # No space: the original left word boundaries out of the phone sequence on purpose, as
 # they made attention learn badly on phone input.
@@ -30,7 +30,7 @@ def g2p_tokens(text: str) -> List[str]:
 
     "Hello, world." -> HH AH0 L OW1 , W ER1 L D .
     """
-    from tensorflow_tts.utils.g2p import get_g2p
+    from tensorflow_tts.processor.text.g2p import get_g2p
 
     return [token for token in get_g2p()(text) if token != " " and token not in _DELETED_BY_G2P_EN]
 

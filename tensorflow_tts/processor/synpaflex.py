@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import ClassVar, List, Union
 
 from tensorflow_tts.processor.base_processor import BaseProcessor, DataProcessorError
-from tensorflow_tts.utils.cleaners import clean_text
+from tensorflow_tts.processor.text.cleaners import clean_text
 
 PAD = "pad"
 EOS = "eos"

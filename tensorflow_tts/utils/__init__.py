@@ -1,4 +1,4 @@
-"""Small helpers: strategy selection, cleaners, number normalisation, plotting, I/O.
+"""Small helpers that import no other package folder: strategy selection, plotting.
 
 TensorFlow-dependent helpers are imported lazily so the text front ends and audio code
 that use `tensorflow_tts.utils` do not pay for importing TensorFlow.

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tensorflow_tts.utils.number_norm import normalize_numbers
+from tensorflow_tts.processor.text.number_norm import normalize_numbers
 
 logger = logging.getLogger(__name__)
 

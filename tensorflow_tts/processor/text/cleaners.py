@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterable, Union
 
 from unidecode import unidecode
 
-from tensorflow_tts.utils.number_norm import normalize_numbers
+from tensorflow_tts.processor.text.number_norm import normalize_numbers
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -85,14 +85,14 @@ def english_cleaners(text: str) -> str:
 
 def korean_cleaners(text: str) -> str:
     """Korean: numbers and Latin letters read in Korean, then hangul split into jamo."""
-    from tensorflow_tts.utils import korean
+    from tensorflow_tts.processor.text import korean
 
     return korean.text_to_jamo(korean.normalize(text))
 
 
 def german_cleaners(text: str) -> str:
     """German: numbers, money and abbreviations spelled out, lower case, umlauts kept."""
-    from tensorflow_tts.utils import german
+    from tensorflow_tts.processor.text import german
 
     return collapse_whitespace(lowercase(german.normalize(text)))
 

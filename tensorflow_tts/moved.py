@@ -1,0 +1,47 @@
+"""Module paths that moved when the package took its one-room-per-concept layout.
+
+User code, notebooks and guides import e.g. `tensorflow_tts.utils.cleaners`; those
+modules now live in the room of their concept (`tensorflow_tts.processor.text.cleaners`).
+A finder on `sys.meta_path` answers each old name with the module at its new place, the
+same object, so `isinstance`, monkeypatching and pickles see one module. It keeps the
+old rooms free of stub files that would import upwards (`utils/` imports no other
+package folder).
+"""
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+# Old module path -> where it lives now. Add a line whenever a module moves.
+MOVED_MODULES = {
+    "tensorflow_tts.utils.cleaners": "tensorflow_tts.processor.text.cleaners",
+    "tensorflow_tts.utils.g2p": "tensorflow_tts.processor.text.g2p",
+    "tensorflow_tts.utils.german": "tensorflow_tts.processor.text.german",
+    "tensorflow_tts.utils.korean": "tensorflow_tts.processor.text.korean",
+    "tensorflow_tts.utils.number_norm": "tensorflow_tts.processor.text.number_norm",
+    "tensorflow_tts.utils.text_split": "tensorflow_tts.processor.text.text_split",
+}
+
+
+class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path as the module now at its new path."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in MOVED_MODULES:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        # The new module keeps its own __name__ and __spec__; the import system only adds
+        # attributes a module lacks, so it is registered under the old name as it is.
+        return importlib.import_module(MOVED_MODULES[spec.name])
+
+    def exec_module(self, module):
+        """Nothing to run: the module was executed when it was imported under its new name."""
+
+
+def install():
+    """Put the finder first on sys.meta_path (once)."""
+    if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, MovedModuleFinder())

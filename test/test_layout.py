@@ -1,0 +1,96 @@
+"""The package's rooms: which folder may import which, and old module paths that still import."""
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tensorflow_tts.moved import MOVED_MODULES
+
+PACKAGE = Path(__file__).resolve().parent.parent / "tensorflow_tts"
+
+# folder -> folders of the package it must never import (docs/architecture.md).
+FORBIDDEN = {
+    "processor": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin"},
+    "audio": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin", "processor"},
+}
+
+
+def imported_folders(path):
+    """The package folders a module imports (absolute and relative imports)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package_parts = path.relative_to(PACKAGE.parent).parts[:-1]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - node.level + 1]
+                names.append(".".join(base + ((node.module,) if node.module else ())))
+            elif node.module:
+                names.append(node.module)
+    return {name.split(".")[1] for name in names if name.startswith("tensorflow_tts.") and name.count(".") >= 1}
+
+
+def folder_graph():
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).parts
+        if len(parts) < 2:
+            continue
+        graph.setdefault(parts[0], set()).update(imported_folders(path) - {parts[0]})
+    return graph
+
+
+@pytest.mark.parametrize("folder", sorted(FORBIDDEN))
+def test_folder_imports_stay_downward(folder):
+    imports = folder_graph().get(folder, set())
+    forbidden = FORBIDDEN[folder]
+    wrong = imports if forbidden == "every other folder" else imports & forbidden
+    assert not wrong, f"tensorflow_tts/{folder}/ imports {sorted(wrong)}"
+
+
+def test_no_import_cycle_between_folders():
+    graph = folder_graph()
+    visiting, done = [], set()
+
+    def visit(folder):
+        if folder in visiting:
+            cycle = visiting[visiting.index(folder):] + [folder]
+            pytest.fail("import cycle between folders: " + " -> ".join(cycle))
+        if folder in done:
+            return
+        visiting.append(folder)
+        for child in sorted(graph.get(folder, ())):
+            visit(child)
+        visiting.pop()
+        done.add(folder)
+
+    for folder in sorted(graph):
+        visit(folder)
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
+def test_old_module_path_is_the_moved_module(old):
+    module = importlib.import_module(old)
+    assert module is importlib.import_module(MOVED_MODULES[old])
+
+
+def test_old_path_works_in_a_fresh_process_with_from_import():
+    # `from old.path import name` is how 1.8 user code reads; a fresh process sees the finder
+    # installed by `import tensorflow_tts` alone.
+    old, new = next(iter(sorted(MOVED_MODULES.items())))
+    code = (f"import importlib; from {old} import __name__ as name; "
+            f"assert name == {new!r}, name; print('ok')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_unknown_old_path_still_fails():
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tensorflow_tts.utils.no_such_module")
