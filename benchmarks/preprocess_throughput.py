@@ -36,7 +36,7 @@ def main():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from tensorflow_tts.configs import PreprocessConfig
     from tensorflow_tts.processor import PROCESSORS
-    from tensorflow_tts.utils.dump import preprocess_corpus
+    from tensorflow_tts.dump.preprocess import preprocess_corpus
 
     config = PreprocessConfig.from_yaml(args.config)
     processor = PROCESSORS[args.dataset](data_dir=str(args.rootdir))

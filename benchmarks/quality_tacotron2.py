@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
-from tensorflow_tts.utils.alignments import alignment_quality  # noqa: E402
+from tensorflow_tts.alignment.attention import alignment_quality  # noqa: E402
 from examples.tacotron2.extract_duration import screen_split, teacher_forced_batches  # noqa: E402
 from examples.tacotron2.train_tacotron2 import Tacotron2Trainer, parse_args as train_args, prepare  # noqa: E402
 
@@ -93,7 +93,7 @@ def word_boundaries(dump, split, utt_ids):
     from tensorflow_tts.audio.trim import silence_bounds
     from tensorflow_tts.configs import PreprocessConfig
     from tensorflow_tts.inference import AutoProcessor
-    from tensorflow_tts.utils.dump import CONFIG_NAME, IDS
+    from tensorflow_tts.dump.layout import CONFIG_NAME, IDS
 
     config = PreprocessConfig.from_yaml(Path(dump) / CONFIG_NAME)
     processor = AutoProcessor.from_pretrained(dump)
@@ -125,7 +125,7 @@ def boundary_errors(durations, tokens, frames):
 def measure(model, dump, split="valid", outdir=None):
     """Per-utterance (AlignmentQuality, the same from decoder step 1, word boundary error
     in ms, the same for even durations) of a split; PNGs of the alignments into outdir."""
-    from tensorflow_tts.utils.alignments import durations_from_alignment
+    from tensorflow_tts.alignment.attention import durations_from_alignment
     from tensorflow_tts.utils.plotting import plot_alignment
 
     import tensorflow as tf

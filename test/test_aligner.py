@@ -12,16 +12,10 @@ from tensorflow_tts.configs.aligner import AlignerConfig
 from tensorflow_tts.layers.aligner import Aligner, log_beta_binomial_prior
 from tensorflow_tts.losses.alignment import binarization_loss, forward_sum_loss
 from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae
-from tensorflow_tts.utils.alignment_search import batch_monotonic_alignment_search, monotonic_alignment_search
-from tensorflow_tts.utils.durations import (
-    DumpCheckError,
-    average_by_durations,
-    average_by_durations_numpy,
-    fix_batch_durations,
-    fix_durations,
-    screen_utterances,
-)
-from tensorflow_tts.utils.textgrid import TextGridError, parse_textgrid, read_textgrid, textgrid_to_durations
+from tensorflow_tts.alignment.search import batch_monotonic_alignment_search, monotonic_alignment_search
+from tensorflow_tts.alignment.durations import average_by_durations, average_by_durations_numpy, fix_batch_durations, fix_durations
+from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances
+from tensorflow_tts.alignment.textgrid import TextGridError, parse_textgrid, read_textgrid, textgrid_to_durations
 
 
 def soft_alignment_along(durations, sharpness=4.0, seed=0):

@@ -8,7 +8,7 @@ import pytest
 from tensorflow_tts.audio import extract_features, load_for_features, stft
 from tensorflow_tts.audio.griffin_lim import TFGriffinLim, TFMelSpectrogram, denormalize_mel
 from tensorflow_tts.configs.preprocess import PreprocessConfig
-from tensorflow_tts.utils.dump import normalize_mel
+from tensorflow_tts.dump.statistics import normalize_mel
 
 REPO = Path(__file__).resolve().parents[1]
 WAV = REPO / "test" / "files" / "corpus" / "ljspeech" / "wavs" / "LJ001-0001.wav"

@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "test"))
 
 from examples.tacotron2 import decode_tacotron2, extract_duration, extract_postnets, train_tacotron2  # noqa: E402
-from tensorflow_tts.utils.alignments import AlignmentError, alignment_quality, durations_from_alignment  # noqa: E402
+from tensorflow_tts.alignment.attention import AlignmentError, alignment_quality, durations_from_alignment  # noqa: E402
 from examples.tacotron2.train_tacotron2 import (  # noqa: E402
     Tacotron2TrainingConfig,
     attention_binarization_loss,

@@ -26,7 +26,7 @@ from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.datasets import AcousticDataset  # noqa: E402
 from tensorflow_tts.layers.aligner import Aligner  # noqa: E402
-from tensorflow_tts.utils.durations import DumpCheckError, screen_utterances  # noqa: E402
+from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.extract_durations")
 

@@ -29,12 +29,12 @@ import tensorflow as tf  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
-from tensorflow_tts.utils.alignments import AlignmentError, durations_from_alignment  # noqa: E402
+from tensorflow_tts.alignment.attention import AlignmentError, durations_from_alignment  # noqa: E402
 from examples.tacotron2.train_tacotron2 import build_tacotron2, load_recipe  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.datasets import AcousticDataset  # noqa: E402
 from tensorflow_tts.datasets.dump_dataset import DumpError  # noqa: E402
-from tensorflow_tts.utils.durations import DumpCheckError, screen_utterances  # noqa: E402
+from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.extract_duration")
 

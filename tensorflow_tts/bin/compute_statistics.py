@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
-from tensorflow_tts.utils.dump import compute_statistics, save_statistics
+from tensorflow_tts.dump.statistics import compute_statistics, save_statistics
 
 logger = logging.getLogger("tensorflow_tts.compute_statistics")
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
-from tensorflow_tts.utils.dump import STATS_NAME, load_mel_statistics, normalize_dump
+from tensorflow_tts.dump.layout import STATS_NAME
+from tensorflow_tts.dump.statistics import load_mel_statistics, normalize_dump
 
 logger = logging.getLogger("tensorflow_tts.normalize")
 

@@ -9,7 +9,8 @@ import logging
 import sys
 
 from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
-from tensorflow_tts.utils.dump import REPORT_NAME, preprocess_corpus
+from tensorflow_tts.dump.layout import REPORT_NAME
+from tensorflow_tts.dump.preprocess import preprocess_corpus
 
 logger = logging.getLogger("tensorflow_tts.preprocess")
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorflow_tts.utils.textgrid import TextGridError, textgrid_to_durations
+from tensorflow_tts.alignment.textgrid import TextGridError, textgrid_to_durations
+from tensorflow_tts.dump import layout
 
 logger = logging.getLogger("tensorflow_tts.textgrid_to_durations")
 
@@ -31,7 +32,7 @@ def parse_args(argv=None):
     parser.add_argument("--hop-size", required=True, type=int)
     parser.add_argument("--tier", default="phones", help="the tier with one interval per token")
     parser.add_argument("--splits", nargs="+", default=["train", "valid"])
-    parser.add_argument("--mel-folder", default="raw-feats", help="features whose frame count the durations must sum to")
+    parser.add_argument("--mel-folder", default=layout.MEL.folder, choices=sorted(layout.MEL_KINDS), help="features whose frame count the durations must sum to")
     return parser.parse_args(argv)
 
 
@@ -39,13 +40,13 @@ def convert_split(textgrids, dump_dir, split, args):
     """Write the durations of one split; returns (written, {utt_id: reason not written})."""
     split_dir = dump_dir / split
     written, problems = 0, {}
-    out_dir = split_dir / "durations"
-    for ids_path in sorted((split_dir / "ids").glob("*-ids.npy")):
-        utt_id = ids_path.name[: -len("-ids.npy")]
+    mel = layout.MEL_KINDS[args.mel_folder]
+    for utt_id in layout.IDS.utt_ids(split_dir):
+        ids_path = layout.IDS.path(split_dir, utt_id)
         if utt_id not in textgrids:
             problems[utt_id] = "no TextGrid"
             continue
-        mel_path = split_dir / args.mel_folder / f"{utt_id}-{args.mel_folder}.npy"
+        mel_path = mel.path(split_dir, utt_id)
         num_frames = np.load(mel_path, mmap_mode="r").shape[0] if mel_path.is_file() else None
         num_tokens = np.load(ids_path, mmap_mode="r").shape[0]
         try:
@@ -55,8 +56,7 @@ def convert_split(textgrids, dump_dir, split, args):
         except TextGridError as error:
             problems[utt_id] = str(error)
             continue
-        out_dir.mkdir(parents=True, exist_ok=True)
-        np.save(out_dir / f"{utt_id}-durations.npy", durations.astype(np.int32), allow_pickle=False)
+        layout.save_feature(layout.DURATIONS, split_dir, utt_id, durations)
         written += 1
     return written, problems
 
@@ -70,7 +70,7 @@ def main(argv=None):
     textgrids = {path.stem: path for pattern in ("*.TextGrid", "*/*.TextGrid") for path in args.textgrid_dir.glob(pattern)}
     total = 0
     for split in args.splits:
-        if not (args.dump_dir / split / "ids").is_dir():
+        if not (args.dump_dir / split / layout.IDS.folder).is_dir():
             logger.error("%s: no ids/ folder; is --dump-dir a dump?", args.dump_dir / split)
             return 2
         written, problems = convert_split(textgrids, args.dump_dir, split, args)

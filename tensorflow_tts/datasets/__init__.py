@@ -1,6 +1,9 @@
 """tf.data pipelines over the dump (docs/dump_layout.md): examples, length buckets, frame budgets."""
 
-from tensorflow_tts.datasets.acoustic_dataset import AcousticDataset, CharactorDurationF0EnergyMelDataset
+from tensorflow_tts.datasets.acoustic_dataset import (
+    AcousticDataset,
+    CharactorDurationF0EnergyMelDataset,
+)
 from tensorflow_tts.datasets.audio_mel_dataset import AudioMelDataset
 from tensorflow_tts.datasets.batching import (
     bucketed_batches,
@@ -11,7 +14,12 @@ from tensorflow_tts.datasets.batching import (
     padding_ratio,
     with_padding_ratio,
 )
-from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature, read_utt_ids
+from tensorflow_tts.datasets.dump_dataset import (
+    DumpDataset,
+    DumpError,
+    DumpFeature,
+    read_utt_ids,
+)
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump
 
 __all__ = [

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature
 from tensorflow_tts.datasets.npy_io import read_npy_header
+from tensorflow_tts.dump import layout
 
 
 class AcousticDataset(DumpDataset):
@@ -55,7 +56,7 @@ class AcousticDataset(DumpDataset):
     ):
         self.use_norm = use_norm
         self.mel_pad_value = mel_pad_value
-        self._mel_folder = "norm-feats" if use_norm else "raw-feats"
+        self._mel_kind = layout.mel_kind(use_norm)
         self._num_mels = num_mels
         self._with_durations = with_durations
         self._with_f0_energy = with_f0_energy
@@ -70,8 +71,8 @@ class AcousticDataset(DumpDataset):
         )
         self.f0_stats = self.energy_stats = None
         if normalize_f0_energy and self.with_f0_energy:
-            self.f0_stats = self._read_stats("stats_f0.npy")
-            self.energy_stats = self._read_stats("stats_energy.npy")
+            self.f0_stats = self._read_stats(layout.F0_STATS_NAME)
+            self.energy_stats = self._read_stats(layout.ENERGY_STATS_NAME)
 
     def _read_stats(self, name):
         path = self.dump_dir / name
@@ -95,38 +96,26 @@ class AcousticDataset(DumpDataset):
         return any(feature.key == "f0_gts" for feature in self.features)
 
     def _features(self):
-        mel_suffix = f"-{self._mel_folder}.npy"
         num_mels = self._num_mels
         if num_mels is None:
-            num_mels = self._first_mel_channels(mel_suffix)
+            num_mels = self._mel_channels(self._mel_kind)
         features = [
-            DumpFeature("mel_gts", self._mel_folder, mel_suffix, "float32", (num_mels,)),
-            DumpFeature("input_ids", "ids", "-ids.npy", "int32"),
-            DumpFeature("speaker_ids", "speaker-ids", "-speaker-ids.npy", "int32", scalar=True),
+            DumpFeature("mel_gts", self._mel_kind, (num_mels,)),
+            DumpFeature("input_ids", layout.IDS),
+            DumpFeature("speaker_ids", layout.SPEAKER_ID),
         ]
         with_durations = self._with_durations
         if with_durations is None:
-            with_durations = self._folder_has_files("durations")
+            with_durations = self._has_files(layout.DURATIONS)
         if with_durations:
-            features.append(DumpFeature("duration_gts", "durations", "-durations.npy", "int32"))
+            features.append(DumpFeature("duration_gts", layout.DURATIONS))
         with_f0_energy = self._with_f0_energy
         if with_f0_energy is None:
-            with_f0_energy = self._folder_has_files("raw-f0") and self._folder_has_files("raw-energies")
+            with_f0_energy = self._has_files(layout.F0) and self._has_files(layout.ENERGY)
         if with_f0_energy:
-            features.append(DumpFeature("f0_gts", "raw-f0", "-raw-f0.npy", "float32"))
-            features.append(DumpFeature("energy_gts", "raw-energies", "-raw-energy.npy", "float32"))
+            features.append(DumpFeature("f0_gts", layout.F0))
+            features.append(DumpFeature("energy_gts", layout.ENERGY))
         return features
-
-    def _first_mel_channels(self, mel_suffix):
-        folder = self.split_dir / self._mel_folder
-        first = next(iter(sorted(folder.glob(f"*{mel_suffix}"))), None) if folder.is_dir() else None
-        if first is None:
-            fix = "run tensorflow-tts-normalize or pass use_norm=False" if self.use_norm else "rerun preprocessing"
-            raise DumpError(f"{folder}: no {mel_suffix} files; {fix}")
-        shape, _ = read_npy_header(first)
-        if len(shape) != 2:
-            raise DumpError(f"{first}: expected shape (frames, num_mels), got {shape}")
-        return int(shape[1])
 
     def _missing_hint(self, feature):
         if feature.key == "mel_gts" and self.use_norm:

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature
 from tensorflow_tts.datasets.npy_io import read_npy_header
+from tensorflow_tts.dump import layout
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -59,7 +60,7 @@ class AudioMelDataset(DumpDataset):
     ):
         self.use_norm = use_norm
         self.mel_pad_value = mel_pad_value
-        self._mel_folder = "norm-feats" if use_norm else "raw-feats"
+        self._mel_kind = layout.mel_kind(use_norm)
         super().__init__(
             dump_dir,
             split,
@@ -100,16 +101,9 @@ class AudioMelDataset(DumpDataset):
         return self.features[0].inner_shape[0]
 
     def _features(self):
-        mel_suffix = f"-{self._mel_folder}.npy"
-        folder = self.split_dir / self._mel_folder
-        first = next(iter(sorted(folder.glob(f"*{mel_suffix}"))), None) if folder.is_dir() else None
-        if first is None:
-            fix = "run tensorflow-tts-normalize or pass use_norm=False" if self.use_norm else "rerun preprocessing"
-            raise DumpError(f"{folder}: no {mel_suffix} files; {fix}")
-        num_mels = int(read_npy_header(first)[0][-1])
         return [
-            DumpFeature("mels", self._mel_folder, mel_suffix, "float32", (num_mels,)),
-            DumpFeature("audios", "wavs", "-wave.npy", "float32"),
+            DumpFeature("mels", self._mel_kind, (self._mel_channels(self._mel_kind),)),
+            DumpFeature("audios", layout.WAVE),
         ]
 
     def _infer_hop_size(self):

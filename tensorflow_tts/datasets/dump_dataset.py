@@ -15,7 +15,13 @@ import numpy as np
 import tensorflow as tf
 
 from tensorflow_tts.datasets import batching as batching_lib
-from tensorflow_tts.datasets.npy_io import check_npy, load_npy
+from tensorflow_tts.datasets.npy_io import check_npy, load_npy, read_npy_header
+from tensorflow_tts.dump.layout import (
+    DumpError,
+    FeatureKind,
+    read_utt_ids,
+    utt_ids_path,
+)
 
 AUTOTUNE = tf.data.AUTOTUNE
 BATCHING_MODES = ("padded", "bucket", "frames")
@@ -23,44 +29,38 @@ BATCHING_MODES = ("padded", "bucket", "frames")
 logger = logging.getLogger(__name__)
 
 
-class DumpError(ValueError):
-    """A dump directory that does not follow docs/dump_layout.md, or options that do not fit it."""
-
-
 @dataclasses.dataclass(frozen=True)
 class DumpFeature:
-    """One per-utterance file kind of the dump and the example key it is read into.
+    """One per-utterance file kind of the dump (`tensorflow_tts.dump.layout`) and the example key it is read into.
 
-    The file of utterance `u` is `DUMP/<split>/<folder>/<u><suffix>`; it holds an array of
-    `dtype` and shape `(N, *inner_shape)`, or a 0-D array when `scalar`.
+    The file of utterance `u` holds an array of the kind's dtype and shape `(N, *inner_shape)`,
+    or a 0-D array for a scalar kind.
     """
 
     key: str
-    folder: str
-    suffix: str
-    dtype: str
+    kind: FeatureKind
     inner_shape: tuple = ()
-    scalar: bool = False
+
+    @property
+    def folder(self):
+        return self.kind.folder
+
+    @property
+    def suffix(self):
+        """What follows the utterance id in a file name, e.g. `-ids.npy`."""
+        return self.kind.file_suffix
+
+    @property
+    def dtype(self):
+        return self.kind.dtype
+
+    @property
+    def scalar(self):
+        return self.kind.scalar
 
     @property
     def rank(self):
         return 0 if self.scalar else 1 + len(self.inner_shape)
-
-
-def read_utt_ids(source):
-    """Utterance ids from a `.npy` array of strings, a text file (one per line) or a list."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.suffix == ".npy":
-            try:
-                return [str(utt_id) for utt_id in np.load(path, allow_pickle=False).reshape(-1)]
-            except ValueError as error:
-                raise DumpError(
-                    f"{path}: cannot read utterance ids ({error}); save them with np.save(path, np.array(ids))"
-                ) from error
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    return [str(utt_id) for utt_id in source]
 
 
 class DumpDataset:
@@ -173,14 +173,26 @@ class DumpDataset:
         return len(self.utt_ids)
 
     def _path(self, feature, utt_id):
-        return self.split_dir / feature.folder / f"{utt_id}{feature.suffix}"
+        return feature.kind.path(self.split_dir, utt_id)
 
-    def _folder_has_files(self, folder):
-        path = self.split_dir / folder
+    def _has_files(self, kind):
+        path = self.split_dir / kind.folder
         return path.is_dir() and any(path.iterdir())
 
+    def _mel_channels(self, kind):
+        """Mel bins of the split's `kind` features, from the header of its first file."""
+        folder = self.split_dir / kind.folder
+        first = next(iter(sorted(folder.glob(f"*{kind.file_suffix}"))), None) if folder.is_dir() else None
+        if first is None:
+            fix = "run tensorflow-tts-normalize or pass use_norm=False" if self.use_norm else "rerun preprocessing"
+            raise DumpError(f"{folder}: no {kind.file_suffix} files; {fix}")
+        shape, _ = read_npy_header(first)
+        if len(shape) != 2:
+            raise DumpError(f"{first}: expected shape (frames, num_mels), got {shape}")
+        return int(shape[1])
+
     def _list_utt_ids(self, mel_feature):
-        listing = self.dump_dir / f"{self.split}_utt_ids.npy"
+        listing = utt_ids_path(self.dump_dir, self.split)
         if listing.is_file():
             return read_utt_ids(listing)
         folder = self.split_dir / mel_feature.folder
@@ -188,8 +200,7 @@ class DumpDataset:
             raise DumpError(
                 f"{folder}: missing, and there is no {listing.name} either; rerun tensorflow-tts-preprocess"
             )
-        names = sorted(name for name in os.listdir(folder) if name.endswith(mel_feature.suffix))
-        return [name[: -len(mel_feature.suffix)] for name in names]
+        return mel_feature.kind.utt_ids(self.split_dir)
 
     def _check_files(self, utt_ids):
         for feature in self.features:

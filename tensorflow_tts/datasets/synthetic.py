@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorflow_tts.dump import layout
+
 
 def write_synthetic_dump(
     dump_dir,
@@ -33,16 +35,6 @@ def write_synthetic_dump(
     rng = np.random.default_rng(seed)
     dump_dir = Path(dump_dir)
     split_dir = dump_dir / split
-    subdirs = ["ids", "raw-feats", "raw-f0", "raw-energies", "speaker-ids"]
-    if with_norm_feats:
-        subdirs.append("norm-feats")
-    if with_waves:
-        subdirs.append("wavs")
-    if with_durations:
-        subdirs.append("durations")
-    for name in subdirs:
-        (split_dir / name).mkdir(parents=True, exist_ok=True)
-
     # The same mel statistics for every split and seed, as if computed once over train.
     stats_rng = np.random.default_rng(num_mels)
     mel_mean = stats_rng.normal(-2.0, 0.5, num_mels).astype(np.float32)
@@ -60,26 +52,22 @@ def write_synthetic_dump(
         energy = rng.uniform(0.0, 50.0, frames).astype(np.float32)
         speaker = np.int32(index % num_speakers)
 
-        np.save(split_dir / "ids" / f"{utt_id}-ids.npy", input_ids)
-        np.save(split_dir / "raw-feats" / f"{utt_id}-raw-feats.npy", mel)
-        np.save(split_dir / "raw-f0" / f"{utt_id}-raw-f0.npy", f0)
-        np.save(split_dir / "raw-energies" / f"{utt_id}-raw-energy.npy", energy)
-        np.save(split_dir / "speaker-ids" / f"{utt_id}-speaker-ids.npy", speaker)
+        for kind, value in ((layout.IDS, input_ids), (layout.MEL, mel), (layout.F0, f0), (layout.ENERGY, energy),
+                            (layout.SPEAKER_ID, speaker)):
+            layout.save_feature(kind, split_dir, utt_id, value)
         if with_norm_feats:
-            norm = ((mel - mel_mean) / mel_std).astype(np.float32)
-            np.save(split_dir / "norm-feats" / f"{utt_id}-norm-feats.npy", norm)
+            layout.save_feature(layout.NORM_MEL, split_dir, utt_id, (mel - mel_mean) / mel_std)
         if with_waves:
-            wave = rng.uniform(-0.5, 0.5, frames * hop_size).astype(np.float32)
-            np.save(split_dir / "wavs" / f"{utt_id}-wave.npy", wave)
+            layout.save_feature(layout.WAVE, split_dir, utt_id, rng.uniform(-0.5, 0.5, frames * hop_size))
         if with_durations:
             # Every token gets at least one frame, the rest is spread at random.
-            durations = (1 + rng.multinomial(frames - tokens, np.full(tokens, 1.0 / tokens))).astype(np.int32)
-            np.save(split_dir / "durations" / f"{utt_id}-durations.npy", durations)
+            durations = 1 + rng.multinomial(frames - tokens, np.full(tokens, 1.0 / tokens))
+            layout.save_feature(layout.DURATIONS, split_dir, utt_id, durations)
 
-    np.save(dump_dir / f"{split}_utt_ids.npy", np.array(utt_ids))
-    np.save(dump_dir / "stats.npy", np.stack([mel_mean, mel_std]).astype(np.float32))
-    np.save(dump_dir / "stats_f0.npy", np.array([180.0, 50.0], np.float32))
-    np.save(dump_dir / "stats_energy.npy", np.array([25.0, 14.0], np.float32))
+    np.save(layout.utt_ids_path(dump_dir, split), np.array(utt_ids))
+    np.save(dump_dir / layout.STATS_NAME, np.stack([mel_mean, mel_std]).astype(np.float32))
+    np.save(dump_dir / layout.F0_STATS_NAME, np.array([180.0, 50.0], np.float32))
+    np.save(dump_dir / layout.ENERGY_STATS_NAME, np.array([25.0, 14.0], np.float32))
     symbols = ["pad"] + [f"s{i}" for i in range(1, vocab_size)]
     mapper = {
         "symbol_to_id": {symbol: i for i, symbol in enumerate(symbols)},

@@ -19,11 +19,17 @@ from tensorflow_tts.configs.aligner import AlignerConfig
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.data import AcousticDataConfig
 from tensorflow_tts.configs.preprocess import PreprocessConfig
-from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml, split_training_yaml
+from tensorflow_tts.configs.registry import (
+    model_config_from_yaml,
+    read_yaml,
+    split_training_yaml,
+)
 from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.datasets import AcousticDataset
 from tensorflow_tts.datasets.batching import pad_to_lengths
-from tensorflow_tts.utils.durations import read_stats, screen_utterances
+from tensorflow_tts.dump import layout
+from tensorflow_tts.dump.screening import screen_utterances
+from tensorflow_tts.dump.statistics import read_stats
 
 logger = logging.getLogger("tensorflow_tts.recipe")
 
@@ -120,7 +126,8 @@ def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *
     settings are found; settings that disagree with the dump are a ConfigError naming them.
     """
     from tensorflow_tts.audio.griffin_lim import TFGriffinLim
-    from tensorflow_tts.utils.dump import CONFIG_NAME, load_mel_statistics
+    from tensorflow_tts.dump.layout import CONFIG_NAME
+    from tensorflow_tts.dump.statistics import load_mel_statistics
 
     if not preprocess_config_path:
         recorded = Path(dump_dir) / CONFIG_NAME
@@ -153,8 +160,7 @@ def split_dir_parts(split_dir):
 
 
 def has_durations(dump_dir, split):
-    folder = Path(dump_dir) / split / "durations"
-    return folder.is_dir() and any(folder.iterdir())
+    return bool(layout.DURATIONS.utt_ids(Path(dump_dir) / split))
 
 
 def stats_or_default(path, dump_dir, name):
@@ -172,7 +178,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
     report = screen_utterances(
         dump_dir,
         split,
-        mel_folder="norm-feats" if use_norm else "raw-feats",
+        mel_folder=layout.mel_kind(use_norm).folder,
         with_durations=with_durations,
         n_speakers=n_speakers,
         vocab_size=vocab_size,

@@ -1,8 +1,7 @@
-"""The dump (docs/dump_layout.md): writing a corpus into it, statistics and normalisation.
+"""Writing a corpus into the dump: what `tensorflow-tts-preprocess` runs.
 
-`preprocess_corpus` is what `tensorflow-tts-preprocess` runs; `compute_statistics` and
-`normalize_dump` are shared with `tensorflow-tts-compute-statistics` and
-`tensorflow-tts-normalize`.
+Every item is read, trimmed and featurised in worker processes; a broken item is
+skipped or converted with its reason in `preprocess_report.json`, and the rest goes on.
 """
 
 import contextlib
@@ -10,7 +9,6 @@ import json
 import logging
 import multiprocessing
 import os
-import re
 import shutil
 import sys
 import traceback
@@ -24,211 +22,71 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from tensorflow_tts.audio.features import extract_features, load_for_features
 from tensorflow_tts.audio.load import AudioError
 from tensorflow_tts.audio.trim import trim_silence
+from tensorflow_tts.dump.layout import (
+    CONFIG_NAME,
+    DURATIONS,
+    ENERGY,
+    ENERGY_STATS_NAME,
+    F0,
+    F0_STATS_NAME,
+    IDS,
+    MEL,
+    NORM_MEL,
+    PREPROCESS_KINDS,
+    REPORT_NAME,
+    SPEAKER_ID,
+    SPLITS,
+    STATS_NAME,
+    WAVE,
+    is_safe_utt_id,
+    save_utt_ids,
+)
+from tensorflow_tts.dump.statistics import (
+    compute_statistics,
+    normalize_dump,
+    save_statistics,
+)
 
 logger = logging.getLogger(__name__)
 
-SPLITS = ("train", "valid")
-REPORT_NAME = "preprocess_report.json"
-# The preprocessing settings the dump was made with, so later stages can invert or check
-# its features (e.g. Griffin-Lim audio at evaluation) without being told the YAML again.
-CONFIG_NAME = "preprocess_config.yml"
-STATS_NAME = "stats.npy"
-F0_STATS_NAME = "stats_f0.npy"
-ENERGY_STATS_NAME = "stats_energy.npy"
 # Converted items are logged one line each up to this many; a corpus recorded at another
 # rate would otherwise log every file. The report always lists them all.
 MAX_LOGGED_CONVERSIONS = 20
-# A mel bin whose standard deviation is below this is constant over the train split;
-# it is normalised with a standard deviation of 1 instead of being blown up.
-MIN_STD = 1e-8
 
 
-class FeatureKind:
-    """One kind of per-utterance file: `<split>/<folder>/<utt>-<suffix>.npy`."""
-
-    def __init__(self, folder, suffix, dtype):
-        self.folder = folder
-        self.suffix = suffix
-        self.dtype = np.dtype(dtype)
-
-    def path(self, split_dir, utt_id):
-        return Path(split_dir) / self.folder / f"{utt_id}-{self.suffix}.npy"
-
-    def utt_ids(self, split_dir):
-        """Sorted ids of the utterances that have this kind of file in `split_dir`."""
-        tail = f"-{self.suffix}.npy"
-        folder = Path(split_dir) / self.folder
-        if not folder.is_dir():
-            return []
-        return sorted(p.name[: -len(tail)] for p in folder.iterdir() if p.name.endswith(tail))
 
 
-IDS = FeatureKind("ids", "ids", np.int32)
-MEL = FeatureKind("raw-feats", "raw-feats", np.float32)
-NORM_MEL = FeatureKind("norm-feats", "norm-feats", np.float32)
-F0 = FeatureKind("raw-f0", "raw-f0", np.float32)
-ENERGY = FeatureKind("raw-energies", "raw-energy", np.float32)
-WAVE = FeatureKind("wavs", "wave", np.float32)
-SPEAKER_ID = FeatureKind("speaker-ids", "speaker-ids", np.int32)
-DURATIONS = FeatureKind("durations", "durations", np.int32)
-# What preprocessing writes per utterance (durations come later, from an aligner).
-PREPROCESS_KINDS = (IDS, MEL, NORM_MEL, F0, ENERGY, WAVE, SPEAKER_ID)
-
-_SAFE_UTT_ID = re.compile(r"^\w[\w.\-]*$")
 
 
-def is_safe_utt_id(utt_id):
-    """True for ids usable as a file-name stem: word characters, '.', '-'; no separators."""
-    return isinstance(utt_id, str) and bool(_SAFE_UTT_ID.match(utt_id)) and ".." not in utt_id
 
 
-def save_feature(kind, split_dir, utt_id, value):
-    path = kind.path(split_dir, utt_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, np.asarray(value, dtype=kind.dtype))
-    return path
 
 
-def load_feature(kind, split_dir, utt_id):
-    return np.load(kind.path(split_dir, utt_id))
 
 
-def utt_ids_path(dump_dir, split):
-    return Path(dump_dir) / f"{split}_utt_ids.npy"
 
 
-def save_utt_ids(dump_dir, split, utt_ids):
-    np.save(utt_ids_path(dump_dir, split), np.asarray(sorted(utt_ids), dtype=str))
 
 
-def load_utt_ids(dump_dir, split):
-    return [str(utt_id) for utt_id in np.load(utt_ids_path(dump_dir, split))]
 
 
-# --- statistics and normalisation ----------------------------------------------------------
 
 
-class RunningMoments:
-    """Mean and population standard deviation over many arrays, merged one array at a time.
-
-    Uses the pairwise (Chan et al.) update, which stays accurate over millions of frames.
-    """
-
-    def __init__(self):
-        self.count = 0
-        self.mean = 0.0
-        self.m2 = 0.0
-
-    def update(self, values):
-        """Add `values` `[n, ...]`; statistics are kept per trailing position."""
-        values = np.asarray(values, dtype=np.float64)
-        count = values.shape[0]
-        if count == 0:
-            return
-        mean = values.mean(axis=0)
-        m2 = ((values - mean) ** 2).sum(axis=0)
-        total = self.count + count
-        delta = mean - self.mean
-        self.mean = self.mean + delta * (count / total)
-        self.m2 = self.m2 + m2 + delta**2 * (self.count * count / total)
-        self.count = total
-
-    def mean_and_std(self):
-        """float32 `[2, ...]`: mean, then standard deviation (1 where it is ~0)."""
-        std = np.sqrt(self.m2 / self.count)
-        std = np.where(std < MIN_STD, 1.0, std)
-        return np.stack([np.asarray(self.mean, dtype=np.float64), std]).astype(np.float32)
 
 
-def compute_statistics(split_dir):
-    """Statistics of the features in one split folder (normally `DUMP/train`).
-
-    Returns:
-        `(mel_stats, f0_stats, energy_stats)`: float32 `[2, num_mels]`, `[2]`, `[2]`, each
-        mean then standard deviation. F0 and energy use only their non-zero (voiced)
-        frames; a feature with no such frame gets mean 0 and standard deviation 1.
-
-    Raises:
-        FileNotFoundError: `split_dir` holds no `raw-feats` files.
-    """
-    utt_ids = MEL.utt_ids(split_dir)
-    if not utt_ids:
-        raise FileNotFoundError(f"{split_dir}: no {MEL.folder}/*-{MEL.suffix}.npy files to compute statistics from")
-    mel_moments, f0_moments, energy_moments = RunningMoments(), RunningMoments(), RunningMoments()
-    for utt_id in tqdm(utt_ids, desc="statistics", unit="utt", leave=False, disable=None):
-        mel_moments.update(load_feature(MEL, split_dir, utt_id))
-        for kind, moments in ((F0, f0_moments), (ENERGY, energy_moments)):
-            if kind.path(split_dir, utt_id).exists():
-                values = load_feature(kind, split_dir, utt_id)
-                moments.update(values[values != 0])
-    stats = [mel_moments.mean_and_std()]
-    for name, moments in (("f0", f0_moments), ("energy", energy_moments)):
-        if moments.count == 0:
-            logger.warning("%s: no non-zero %s frames; using mean 0 and std 1", split_dir, name)
-            stats.append(np.array([0.0, 1.0], dtype=np.float32))
-        else:
-            stats.append(moments.mean_and_std())
-    constant = int(np.sum(mel_moments.m2 / mel_moments.count < MIN_STD**2))
-    if constant:
-        logger.warning("%s: %d mel bin(s) are constant over the split; normalised with std 1", split_dir, constant)
-    return tuple(stats)
 
 
-def save_statistics(outdir, mel_stats, f0_stats, energy_stats):
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    np.save(outdir / STATS_NAME, mel_stats.astype(np.float32))
-    np.save(outdir / F0_STATS_NAME, f0_stats.astype(np.float32))
-    np.save(outdir / ENERGY_STATS_NAME, energy_stats.astype(np.float32))
 
 
-def load_mel_statistics(path, num_mels=None):
-    """Read `stats.npy`, checking it is float `[2, num_mels]`."""
-    stats = np.load(path)
-    if stats.ndim != 2 or stats.shape[0] != 2 or (num_mels is not None and stats.shape[1] != num_mels):
-        expected = f"[2, {num_mels}]" if num_mels is not None else "[2, num_mels]"
-        raise ValueError(f"{path}: expected mel statistics of shape {expected}, got {list(stats.shape)}")
-    return stats.astype(np.float32)
 
 
-def normalize_mel(mel, mel_stats):
-    """`(mel - mean) / std` per bin; `mel` `[frames, num_mels]`, `mel_stats` `[2, num_mels]`."""
-    return ((mel - mel_stats[0]) / mel_stats[1]).astype(np.float32)
 
 
-def normalize_split(split_dir, mel_stats, out_split_dir=None):
-    """Write `norm-feats` for every `raw-feats` file in `split_dir`; returns how many."""
-    out_split_dir = Path(split_dir if out_split_dir is None else out_split_dir)
-    utt_ids = MEL.utt_ids(split_dir)
-    for utt_id in tqdm(utt_ids, desc=f"normalize {Path(split_dir).name}", unit="utt", leave=False, disable=None):
-        mel = load_feature(MEL, split_dir, utt_id)
-        if mel.ndim != 2 or mel.shape[1] != mel_stats.shape[1]:
-            raise ValueError(
-                f"{MEL.path(split_dir, utt_id)}: expected [frames, {mel_stats.shape[1]}] to match the statistics, "
-                f"got {list(mel.shape)}"
-            )
-        save_feature(NORM_MEL, out_split_dir, utt_id, normalize_mel(mel, mel_stats))
-    return len(utt_ids)
 
 
-def normalize_dump(rootdir, outdir, mel_stats):
-    """Normalise every split folder of `rootdir` (or `rootdir` itself if it holds `raw-feats`).
-
-    Returns:
-        dict of split folder name to number of utterances normalised.
-    """
-    rootdir, outdir = Path(rootdir), Path(outdir)
-    if (rootdir / MEL.folder).is_dir():
-        return {rootdir.name: normalize_split(rootdir, mel_stats, outdir)}
-    counts = {}
-    for split_dir in sorted(p for p in rootdir.iterdir() if (p / MEL.folder).is_dir()):
-        counts[split_dir.name] = normalize_split(split_dir, mel_stats, outdir / split_dir.name)
-    if not counts:
-        raise FileNotFoundError(f"{rootdir}: no {MEL.folder}/ folder in it or in any split folder below it")
-    return counts
 
 
-# --- preprocessing a corpus ----------------------------------------------------------------
+
 
 # Set in each worker (inherited through fork, pickled otherwise) by _init_worker.
 _WORKER = {}

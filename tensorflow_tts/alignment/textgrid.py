@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorflow_tts.utils.durations import fix_durations
+from tensorflow_tts.alignment.durations import fix_durations
 
 _TOKEN = re.compile(
     r'"(?P<string>(?:[^"]|"")*)"'  # a string; "" inside is an escaped quote
