@@ -60,12 +60,12 @@ def make_tiny_models(folder):
 
     values = read_yaml(TINY_ACOUSTIC)
     acoustic = TFFastSpeech2(model_config_from_yaml(values, source=str(TINY_ACOUSTIC)))
-    acoustic._build()
+    acoustic.build_once()
     acoustic_dir = save_pretrained(acoustic, folder / "fastspeech2")
     mapper = Path(tensorflow_tts.__path__[0]) / "processor" / "pretrained" / "ljspeech_mapper.json"
     save_pretrained(load_processor(mapper), acoustic_dir)
     _, model_values, _, _ = load_recipe(TINY_VOCODER)
-    vocoder = build_generator(model_values, str(TINY_VOCODER)).build_for(80)
+    vocoder = build_generator(model_values, str(TINY_VOCODER)).build_once(80)
     vocoder_dir = save_pretrained(vocoder, folder / "mb_melgan")
     return acoustic_dir, vocoder_dir
 

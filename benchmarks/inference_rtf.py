@@ -91,7 +91,7 @@ class Bench:
 # --------------------------------------------------------------------------- models
 def build_vocoder(name):
     _, model_values, _, vocoder_config = load_recipe(VOCODERS[name])
-    return build_generator(model_values, str(VOCODERS[name])).build_for(80), vocoder_config.sampling_rate
+    return build_generator(model_values, str(VOCODERS[name])).build_once(80), vocoder_config.sampling_rate
 
 
 def build_fastspeech2(frames_per_token):
@@ -99,7 +99,7 @@ def build_fastspeech2(frames_per_token):
     from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
 
     model = TFFastSpeech2(model_config_from_yaml(read_yaml(FASTSPEECH2), source=str(FASTSPEECH2)))
-    model._build()
+    model.build_once()
     # The predictor outputs log(1 + frames): a zero kernel and that bias make it a constant.
     projection = model.duration_predictor.projection
     projection.kernel.assign(tf.zeros_like(projection.kernel))
@@ -112,7 +112,7 @@ def build_tacotron2(frames):
     from tensorflow_tts.models.tacotron2 import TFTacotron2
 
     model = TFTacotron2(model_config_from_yaml(read_yaml(TACOTRON2), source=str(TACOTRON2)))
-    model._build()
+    model.build_once()
     stop = model.decoder_cell.stop_projection
     stop.kernel.assign(tf.zeros_like(stop.kernel))
     stop.bias.assign(tf.fill(stop.bias.shape, -1e4))

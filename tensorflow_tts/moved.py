@@ -26,6 +26,7 @@ MOVED_MODULES = {
     "tensorflow_tts.utils.alignment_search": "tensorflow_tts.alignment.search",
     "tensorflow_tts.utils.alignments": "tensorflow_tts.alignment.attention",
     "tensorflow_tts.utils.textgrid": "tensorflow_tts.alignment.textgrid",
+    "tensorflow_tts.utils.legacy_weights": "tensorflow_tts.models.legacy_weights",
     # Split modules: a view over their new homes.
     "tensorflow_tts.utils.durations": (
         "tensorflow_tts.alignment.durations",

@@ -29,7 +29,7 @@ from tensorflow_tts.inference import (  # noqa: E402
     save_pretrained,
 )
 from tensorflow_tts.models import TFFastSpeech2, TFMBMelGANGenerator, TFMelGANMultiScaleDiscriminator  # noqa: E402
-from tensorflow_tts.utils.legacy_weights import OWN_FORMAT_ATTRIBUTE, is_legacy_h5  # noqa: E402
+from tensorflow_tts.models.legacy_weights import OWN_FORMAT_ATTRIBUTE, is_legacy_h5  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat"

@@ -17,7 +17,7 @@ import tensorflow as tf  # noqa: E402
 
 from tensorflow_tts.configs import Tacotron2Config  # noqa: E402
 from tensorflow_tts.models import TFTacotron2  # noqa: E402
-from tensorflow_tts.utils.legacy_weights import LegacyWeightsError, is_legacy_h5  # noqa: E402
+from tensorflow_tts.models.legacy_weights import LegacyWeightsError, is_legacy_h5  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "compat"
 ATOL = 1e-5

@@ -15,7 +15,7 @@ from tensorflow_tts.configs.melgan import MelGANGeneratorConfig
 from tensorflow_tts.models.hifigan import TFHifiGANGenerator
 from tensorflow_tts.models.mb_melgan import TFMBMelGANGenerator
 from tensorflow_tts.models.melgan import TFMelGANGenerator
-from tensorflow_tts.utils.legacy_weights import LegacyWeightsError
+from tensorflow_tts.models.legacy_weights import LegacyWeightsError
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat"
 ATOL = 1e-5
@@ -41,7 +41,7 @@ def config_values(name):
 def build(name, **overrides):
     config_class, model_class = MODELS[name]
     model = model_class(config_class.from_dict({**config_values(name), **overrides}))
-    return model.build_for(num_mels=80)
+    return model.build_once(num_mels=80)
 
 
 _loaded = {}

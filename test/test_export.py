@@ -38,6 +38,7 @@ from tensorflow_tts.models import (  # noqa: E402
     TFMelGANGenerator,
     TFMelGANMultiScaleDiscriminator,
 )
+from helpers.tiny import about_three_frames_per_token
 
 NUM_MELS = 8
 LJSPEECH_MAPPER = tensorflow_tts.__path__[0] + "/processor/pretrained/ljspeech_mapper.json"
@@ -61,13 +62,6 @@ TINY_VOCODERS = {
 }
 
 
-def about_three_frames_per_token(model):
-    """Random weights predict 0 or hundreds of frames per token; make it about 3, as the model tests do."""
-    projection = model.duration_predictor.projection
-    projection.kernel.assign(0.1 * projection.kernel)
-    projection.bias.assign([np.log(4.0)])
-
-
 def tiny_acoustic(model_type="fastspeech2", seed=1, **overrides):
     tf.keras.utils.set_random_seed(seed)
     config = dict(TINY_ACOUSTIC, **overrides)
@@ -75,7 +69,7 @@ def tiny_acoustic(model_type="fastspeech2", seed=1, **overrides):
         model = TFFastSpeech2(FastSpeech2Config(**config, variant_predictor_filter=16))
     else:
         model = TFFastSpeech(FastSpeechConfig(**config))
-    model._build()
+    model.build_once()
     about_three_frames_per_token(model)
     return model
 
@@ -83,7 +77,7 @@ def tiny_acoustic(model_type="fastspeech2", seed=1, **overrides):
 def tiny_vocoder(model_type="multiband_melgan_generator", num_mels=NUM_MELS, seed=2, **overrides):
     tf.keras.utils.set_random_seed(seed)
     cls, config_cls, values = TINY_VOCODERS[model_type]
-    return cls(config_cls(**dict(values, **overrides))).build_for(num_mels)
+    return cls(config_cls(**dict(values, **overrides))).build_once(num_mels)
 
 
 # One set of tiny models and one conversion of each per test session: the TFLite, synthesis
@@ -143,7 +137,7 @@ def fastspeech2_inputs(input_ids, speed=1.0, f0=1.0, energy=1.0):
 
 
 def keras_mels(model, inputs):
-    names = [spec.name for spec in model._inference_signature(None)]
+    names = [spec.name for spec in model.serving_signature(None)]
     return model.inference(*[inputs[name] for name in names])[1].numpy()
 
 

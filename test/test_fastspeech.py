@@ -10,6 +10,7 @@ import tensorflow as tf  # noqa: E402
 from tensorflow_tts.configs import ConfigError, FastSpeech2Config, FastSpeechConfig  # noqa: E402
 from tensorflow_tts.layers.length_regulator import LengthRegulator  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech, TFFastSpeech2  # noqa: E402
+from helpers.tiny import about_three_frames_per_token
 
 TINY = dict(
     encoder_hidden_size=16,
@@ -35,27 +36,20 @@ DURATIONS = np.array([[1, 2, 3, 1, 2, 1, 2], [2, 1, 3, 2, 0, 0, 0]], np.int32)
 SPEAKERS = np.array([0, 1], np.int32)
 
 
-def predict_about_three_frames_per_token(model):
-    """Random weights predict 0 or hundreds of frames; do as the compat fixtures do."""
-    projection = model.duration_predictor.projection
-    projection.kernel.assign(0.1 * projection.kernel)
-    projection.bias.assign([np.log(4.0)])
-
-
 def tiny_fastspeech(**overrides):
     tf.keras.utils.set_random_seed(1)
     model = TFFastSpeech(FastSpeechConfig(**dict(TINY, **overrides)))
-    model._build()
+    model.build_once()
     # Predict about 3 frames per token (random weights predict ~0), as the compat fixtures do.
-    predict_about_three_frames_per_token(model)
+    about_three_frames_per_token(model)
     return model
 
 
 def tiny_fastspeech2(**overrides):
     tf.keras.utils.set_random_seed(1)
     model = TFFastSpeech2(FastSpeech2Config(**dict(TINY2, **overrides)))
-    model._build()
-    predict_about_three_frames_per_token(model)
+    model.build_once()
+    about_three_frames_per_token(model)
     return model
 
 

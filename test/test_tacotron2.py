@@ -86,7 +86,7 @@ def set_stop_bias(model, value):
 
 def test_inference_runs_to_maximum_iterations_without_a_stop():
     model = TFTacotron2(tiny_config(reduction_factor=2))
-    model._build()
+    model.build_once()
     set_stop_bias(model, -10.0)
     model.setup_maximum_iterations(6)
     decoder_output, mel_outputs, stop_tokens, alignments = model.inference(*padded_batch()[:3])
@@ -96,7 +96,7 @@ def test_inference_runs_to_maximum_iterations_without_a_stop():
 
 def test_inference_stops_at_the_stop_token():
     model = TFTacotron2(tiny_config(reduction_factor=2))
-    model._build()
+    model.build_once()
     set_stop_bias(model, 10.0)
     decoder_output, _, stop_tokens, alignments = model.inference(*padded_batch()[:3])
     assert decoder_output.shape == (2, 2, N_MELS) and alignments.shape == (2, 7, 1)
@@ -129,7 +129,7 @@ def test_window_limits_attention_to_the_previous_peak():
 
 def test_prenet_dropout_is_on_at_inference_and_seedable():
     model = TFTacotron2(tiny_config())
-    model._build()
+    model.build_once()
     set_stop_bias(model, -10.0)  # always 4 steps, so outputs can be compared
     model.setup_maximum_iterations(4)
     inputs = padded_batch()[:3]

@@ -24,7 +24,8 @@ from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae 
 from tensorflow_tts.models import TFFastSpeech  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.trainers import Seq2SeqBasedTrainer  # noqa: E402
-from tensorflow_tts.utils.durations import DumpCheckError, fix_batch_durations  # noqa: E402
+from tensorflow_tts.alignment.durations import fix_batch_durations  # noqa: E402
+from tensorflow_tts.dump.screening import DumpCheckError  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.train_fastspeech")
 
@@ -101,7 +102,7 @@ def main(argv=None):
     trainer = FastSpeechTrainer(config=recipe.trainer_config, strategy=strategy, is_mixed_precision=args.mixed_precision)
     with strategy.scope():
         model = TFFastSpeech(config=recipe.model_config, name="fastspeech")
-        model._build()
+        model.build_once()
         trainer.compile(model, create_optimizer(recipe.optimizer_params, recipe.trainer_config.train_max_steps))
     trainer.fit(train_batches, valid_batches, resume=args.resume or None, pretrained=args.pretrained or None)
     return 0

@@ -63,7 +63,7 @@ def main(argv=None, model_type="fastspeech2"):
         return 2
     config = recipe.model_config
     model = MODELS[model_type](config=config, name=model_type)
-    model._build()
+    model.build_once()
     recipe_lib.restore_weights({"model": model}, args.checkpoint)
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)

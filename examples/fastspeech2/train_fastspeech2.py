@@ -27,12 +27,8 @@ from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae,
 from tensorflow_tts.models import TFFastSpeech2  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.trainers import Seq2SeqBasedTrainer  # noqa: E402
-from tensorflow_tts.utils.durations import (  # noqa: E402
-    DumpCheckError,
-    average_by_durations,
-    fix_batch_durations,
-    normalize_nonzero,
-)
+from tensorflow_tts.alignment.durations import average_by_durations, fix_batch_durations, normalize_nonzero  # noqa: E402
+from tensorflow_tts.dump.screening import DumpCheckError  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.train_fastspeech2")
 
@@ -190,7 +186,7 @@ class FastSpeech2Trainer(Seq2SeqBasedTrainer):
 def build_fastspeech2(model_config, aligner_config=None, num_mels=None):
     """The built FastSpeech2 model and, when asked, its built aligner (call in strategy.scope())."""
     model = TFFastSpeech2(config=model_config, name="fastspeech2")
-    model._build()
+    model.build_once()
     aligner = None
     if aligner_config is not None:
         aligner = Aligner(aligner_config, model_config.vocab_size, num_mels or model_config.num_mels).build_once()

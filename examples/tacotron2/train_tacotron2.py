@@ -29,8 +29,8 @@ from tensorflow_tts.losses.stop_token import decoder_steps, stop_token_loss  # n
 from tensorflow_tts.models import TFTacotron2  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.trainers import Seq2SeqBasedTrainer  # noqa: E402
-from tensorflow_tts.utils.alignment_search import batch_monotonic_alignment_search  # noqa: E402
-from tensorflow_tts.utils.durations import DumpCheckError  # noqa: E402
+from tensorflow_tts.alignment.search import batch_monotonic_alignment_search  # noqa: E402
+from tensorflow_tts.dump.screening import DumpCheckError  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.train_tacotron2")
 
@@ -232,7 +232,7 @@ def load_recipe(path, outdir=None):
 def build_tacotron2(model_config):
     """The built model (call inside strategy.scope())."""
     model = TFTacotron2(config=model_config, name="tacotron2")
-    model._build()
+    model.build_once()
     return model
 
 

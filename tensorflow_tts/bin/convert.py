@@ -47,7 +47,7 @@ def parse_args(argv=None):
 
 def _check_old_weights(path):
     """None if ``path`` is an old weight file, else why not."""
-    from tensorflow_tts.utils.legacy_weights import OWN_FORMAT_ATTRIBUTE, is_legacy_h5
+    from tensorflow_tts.models.legacy_weights import OWN_FORMAT_ATTRIBUTE, is_legacy_h5
 
     if not path.is_file():
         return f"--from-tensorflowtts {path}: no such file"
@@ -116,7 +116,7 @@ def main(argv=None):
     from tensorflow_tts.configs.base_config import ConfigError
     from tensorflow_tts.inference.pretrained import PretrainedError
     from tensorflow_tts.processor.base_processor import DataProcessorError
-    from tensorflow_tts.utils.legacy_weights import LegacyWeightsError
+    from tensorflow_tts.models.legacy_weights import LegacyWeightsError
 
     try:
         report = convert(args.old_weights, args.config, args.outdir, args.mapper, args.allow_partial, args.num_mels)

@@ -8,35 +8,26 @@ the file (batching, optimizer, loop) belongs to the data and trainer configs. Ol
 
 import dataclasses
 
-from tensorflow_tts.configs.base_config import ConfigError, read_yaml  # noqa: F401  (read_yaml re-exported)
-from tensorflow_tts.configs.fastspeech import FastSpeechConfig
-from tensorflow_tts.configs.fastspeech2 import FastSpeech2Config
-from tensorflow_tts.configs.hifigan import HifiGANDiscriminatorConfig, HifiGANGeneratorConfig
-from tensorflow_tts.configs.mb_melgan import MultiBandMelGANDiscriminatorConfig, MultiBandMelGANGeneratorConfig
-from tensorflow_tts.configs.melgan import MelGANDiscriminatorConfig, MelGANGeneratorConfig
-from tensorflow_tts.configs.tacotron2 import Tacotron2Config
+from tensorflow_tts.configs.base_config import BaseConfig, ConfigError, read_yaml  # noqa: F401  (read_yaml re-exported)
 
-MODEL_CONFIG_CLASSES = (
-    FastSpeechConfig,
-    FastSpeech2Config,
-    Tacotron2Config,
-    MelGANGeneratorConfig,
-    MelGANDiscriminatorConfig,
-    MultiBandMelGANGeneratorConfig,
-    MultiBandMelGANDiscriminatorConfig,
-    HifiGANGeneratorConfig,
-    HifiGANDiscriminatorConfig,
-)
+
+def model_config_classes():
+    """Every config class that names model types (its `model_types`), subclasses included.
+
+    The classes say it themselves, so this list is never kept by hand; `tensorflow_tts.configs`
+    imports every config module, and `tensorflow_tts.models.registry` pairs each with its model.
+    """
+    found, pending = [], [BaseConfig]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            pending.append(subclass)
+            if subclass.__dict__.get("model_types"):
+                found.append(subclass)
+    return found
+
 
 # Every spelling of model_type, aliases included, -> its config class.
-MODEL_CONFIGS = {model_type: cls for cls in MODEL_CONFIG_CLASSES for model_type in cls.model_types}
-
-# The generator of each GAN recipe names its discriminator's block.
-DISCRIMINATOR_OF = {
-    "melgan_generator": "melgan_discriminator",
-    "multiband_melgan_generator": "multiband_melgan_discriminator",
-    "hifigan_generator": "hifigan_discriminator",
-}
+MODEL_CONFIGS = {model_type: cls for cls in model_config_classes() for model_type in cls.model_types}
 
 
 def config_class(model_type, source="config"):

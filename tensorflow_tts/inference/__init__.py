@@ -1,6 +1,11 @@
 """Inference: AutoConfig, TFAutoModel, AutoProcessor and the `save_pretrained` folder they read."""
 
-from tensorflow_tts.inference.auto import MODEL_CLASSES, AutoConfig, AutoProcessor, TFAutoModel
+from tensorflow_tts.inference.auto import (
+    MODEL_CLASSES,
+    AutoConfig,
+    AutoProcessor,
+    TFAutoModel,
+)
 from tensorflow_tts.inference.pretrained import (
     CONFIG_FILE_NAME,
     PROCESSOR_FILE_NAME,

@@ -14,31 +14,24 @@ import h5py
 import tensorflow as tf
 
 from tensorflow_tts.configs.base_config import CONFIG_FILE_NAME, BaseConfig, ConfigError
-from tensorflow_tts.configs.registry import MODEL_CONFIGS, model_config_from_dict, read_yaml
+from tensorflow_tts.configs.registry import (
+    MODEL_CONFIGS,
+    model_config_from_dict,
+    read_yaml,
+)
 from tensorflow_tts.inference.pretrained import WEIGHTS_FILE_NAME, PretrainedError
+from tensorflow_tts.models import registry
 from tensorflow_tts.models.fastspeech import TFFastSpeech
-from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
-from tensorflow_tts.models.hifigan import TFHifiGANGenerator, TFHifiGANMultiPeriodDiscriminator
-from tensorflow_tts.models.mb_melgan import TFMBMelGANGenerator
-from tensorflow_tts.models.melgan import BaseVocoderGenerator, TFMelGANGenerator, TFMelGANMultiScaleDiscriminator
+from tensorflow_tts.models.legacy_weights import is_legacy_h5
+from tensorflow_tts.models.serving import ServableModel
 from tensorflow_tts.models.tacotron2 import TFTacotron2
+from tensorflow_tts.models.vocoder import BaseVocoderGenerator
 from tensorflow_tts.processor.registry import load_processor
-from tensorflow_tts.utils.legacy_weights import is_legacy_h5
 
 logger = logging.getLogger(__name__)
 
-# Canonical model_type -> model class; aliases resolve through the config class.
-MODEL_CLASSES = {
-    "fastspeech": TFFastSpeech,
-    "fastspeech2": TFFastSpeech2,
-    "tacotron2": TFTacotron2,
-    "melgan_generator": TFMelGANGenerator,
-    "multiband_melgan_generator": TFMBMelGANGenerator,
-    "hifigan_generator": TFHifiGANGenerator,
-    "melgan_discriminator": TFMelGANMultiScaleDiscriminator,
-    "multiband_melgan_discriminator": TFMelGANMultiScaleDiscriminator,
-    "hifigan_discriminator": TFHifiGANMultiPeriodDiscriminator,
-}
+# Canonical model_type -> model class (the registry's); aliases resolve through the config class.
+MODEL_CLASSES = registry.MODEL_CLASSES
 
 # Models whose `load_weights` reads TensorFlowTTS 1.8 files (by name, see legacy_weights).
 LEGACY_LOADABLE = (TFFastSpeech, TFTacotron2, BaseVocoderGenerator)
@@ -116,12 +109,9 @@ def build_model(model, num_mels=80):
 
 
 def _build_model(model, num_mels):
-    if isinstance(model, BaseVocoderGenerator):
-        model.build_for(num_mels)
-    elif hasattr(model, "_build"):  # acoustic models: one call on ~10 tokens
-        model._build()
-    else:  # discriminators: audio (B, T, 1)
-        model.build((None, None, 1))
+    if isinstance(model, ServableModel):  # acoustic models: one call on ~10 tokens; vocoders: num_mels
+        return model.build_once(num_mels)
+    model.build((None, None, 1))  # discriminators: audio (B, T, 1)
     return model
 
 

@@ -14,24 +14,20 @@ import tensorflow as tf
 
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.registry import read_yaml
-from tensorflow_tts.inference.auto import MODEL_CLASSES, TFAutoModel
+from tensorflow_tts.inference.auto import TFAutoModel
 from tensorflow_tts.inference.pretrained import PretrainedError
 from tensorflow_tts.inference.streaming import receptive_field_frames
+from tensorflow_tts.models import registry
 
 logger = logging.getLogger(__name__)
 
-ACOUSTIC_TYPES = ("fastspeech", "fastspeech2", "tacotron2")
-VOCODER_TYPES = ("melgan_generator", "multiband_melgan_generator", "hifigan_generator")
-# Keras class -> model_type (as in the training YAML), for the models that can be exported.
-EXPORTABLE_CLASSES = {MODEL_CLASSES[model_type]: model_type for model_type in ACOUSTIC_TYPES + VOCODER_TYPES}
+ACOUSTIC_TYPES = tuple(entry.name for entry in registry.of_role(registry.ACOUSTIC))
+VOCODER_TYPES = tuple(entry.name for entry in registry.of_role(registry.VOCODER))
 
 # The file, inside a SavedModel folder, that records `model_info` (assets.extra is where
 # SavedModel keeps files TensorFlow itself does not read).
 METADATA_FILE = os.path.join("assets.extra", "tensorflow_tts.json")
 METADATA_VERSION = 1
-# Output of each acoustic signature that holds the mels to vocode.
-MEL_OUTPUT = {"fastspeech": "mel_after", "fastspeech2": "mel_after", "tacotron2": "mel_outputs"}
-DEFAULT_NUM_MELS = 80
 
 
 class ExportError(Exception):
@@ -40,18 +36,17 @@ class ExportError(Exception):
 
 def model_type_of(model):
     """The `model_type` of a Keras model of ours, e.g. "fastspeech2" or "hifigan_generator"."""
-    # The most derived class decides: TFFastSpeech2 is also a TFFastSpeech, TFMBMelGANGenerator
-    # a TFMelGANGenerator; a user's subclass of ours exports as its parent.
-    for cls in type(model).__mro__:
-        if cls in EXPORTABLE_CLASSES:
-            return EXPORTABLE_CLASSES[cls]
-    raise ExportError(f"{type(model).__name__} is not an exportable model; expected one of "
-                      f"{', '.join(cls.__name__ for cls in EXPORTABLE_CLASSES)}")
+    try:
+        return registry.model_type_of(model).name
+    except registry.UnknownModelType:
+        exportable = registry.of_role(registry.ACOUSTIC) + registry.of_role(registry.VOCODER)
+        raise ExportError(f"{type(model).__name__} is not an exportable model; expected one of "
+                          f"{', '.join(entry.model_class.__name__ for entry in exportable)}") from None
 
 
 def vocoder_num_mels(vocoder):
-    """Mel bins a built vocoder reads: the input channels of its first conv."""
-    return int(vocoder.first_conv.kernel.shape[-2])
+    """Mel bins a built vocoder reads."""
+    return vocoder.num_mels
 
 
 def model_info(model, sampling_rate=None, hop_size=None):
@@ -67,23 +62,22 @@ def model_info(model, sampling_rate=None, hop_size=None):
     config = model.config
     if model_type in VOCODER_TYPES:
         if not model.built:
-            raise ExportError(f"{model_type}: build the vocoder first (model.build_for(num_mels))")
+            raise ExportError(f"{model_type}: build the vocoder first (model.build_once(num_mels))")
         if hop_size is not None and int(hop_size) != config.hop_size:
             raise ExportError(f"{model_type}: hop_size {hop_size} given, but the config upsamples by {config.hop_size}")
-        info.update(role="vocoder", num_mels=vocoder_num_mels(model), hop_size=config.hop_size,
+        info.update(role="vocoder", num_mels=model.num_mels, hop_size=config.hop_size,
                     receptive_field_frames=receptive_field_frames(config))
     else:
         info.update(
             role="acoustic",
-            num_mels=config.n_mels if model_type == "tacotron2" else config.num_mels,
+            num_mels=model.num_mels,
             hop_size=None if hop_size is None else int(hop_size),
             vocab_size=config.vocab_size,
             n_speakers=config.n_speakers,
             max_position_embeddings=getattr(config, "max_position_embeddings", 0),
-            mel_output=MEL_OUTPUT[model_type],
+            mel_output=model.mel_output,
         )
     return info
-
 
 def combined_info(acoustic_info, vocoder_info):
     """`model_info` of a token-ids -> waveform model made of the two."""
@@ -118,71 +112,22 @@ def check_pair(acoustic_info, vocoder_info):
 # --------------------------------------------------------------------------- serving functions
 def input_signature(model, batch_size=None):
     """Named TensorSpecs of a model's serving inputs; time axes are None (any length)."""
-    model_type = model_type_of(model)
-    if model_type in VOCODER_TYPES:
-        return [tf.TensorSpec([batch_size, None, vocoder_num_mels(model)], tf.float32, name="mels")]
-    if model_type == "tacotron2":
-        return [
-            tf.TensorSpec([batch_size, None], tf.int32, name="input_ids"),
-            tf.TensorSpec([batch_size], tf.int32, name="input_lengths"),
-            tf.TensorSpec([batch_size], tf.int32, name="speaker_ids"),
-        ]
-    return model._inference_signature(batch_size)
-
-
-def _named_outputs(model, model_type, inputs, batch_size):
-    """Run a model's inference on `inputs` (a dict) and name what it returns."""
-    if model_type in VOCODER_TYPES:
-        return {"audio": model(inputs["mels"], training=False)}
-    if model_type == "tacotron2":
-        args = (inputs["input_ids"], inputs["input_lengths"], inputs["speaker_ids"])
-        if batch_size == 1:  # TFLite: the alignment history is left out of the graph
-            decoder_output, mel_outputs, stop_logits = model._inference_tflite(*args)
-            return {"decoder_output": decoder_output, "mel_outputs": mel_outputs, "stop_logits": stop_logits}
-        decoder_output, mel_outputs, stop_logits, alignments = model._inference(*args)
-        return {"decoder_output": decoder_output, "mel_outputs": mel_outputs, "stop_logits": stop_logits,
-                "alignment_history": alignments}
-    names = ["mel_before", "mel_after", "durations"]
-    if model_type == "fastspeech2":
-        names += ["f0_outputs", "energy_outputs"]
-        outputs = model._inference(inputs["input_ids"], inputs["speaker_ids"], inputs["speed_ratios"],
-                                   inputs["f0_ratios"], inputs["energy_ratios"])
-    else:
-        outputs = model._inference(inputs["input_ids"], inputs["speaker_ids"], inputs["speed_ratios"])
-    return dict(zip(names, outputs))
-
-
-def _ensure_built(model, model_type):
-    if model.built:
-        return
-    if model_type in VOCODER_TYPES:
-        model.build_for(DEFAULT_NUM_MELS)
-    else:
-        model._build()
+    model_type_of(model)
+    return model.serving_signature(batch_size)
 
 
 def serving_function(model, batch_size=None):
     """A tf.function taking the named inputs of `input_signature` and returning a dict.
-
-    Traced without autograph (here and in `text2wav_function`): our models write their
-    loops as tf.while_loop and branch only on Python values, and converting the call of
-    every Keras layer took ~5 s of the first synthesis in a fresh process.
 
     FastSpeech2: input_ids (B, T), speaker_ids, speed_ratios, f0_ratios, energy_ratios (B,)
     -> mel_before, mel_after (B, F, num_mels), durations (B, T), f0_outputs, energy_outputs.
     FastSpeech: the same without f0/energy. Tacotron2: input_ids, input_lengths, speaker_ids
     -> decoder_output, mel_outputs, stop_logits (+ alignment_history unless batch_size is 1).
     Vocoders: mels (B, F, num_mels) -> audio (B, F * hop_size, 1).
+    (Each model's `serving_signature` and `serve`; see models/serving.py.)
     """
-    model_type = model_type_of(model)
-    _ensure_built(model, model_type)
-    specs = input_signature(model, batch_size)
-    names = [spec.name for spec in specs]
-
-    def serve(*args):
-        return _named_outputs(model, model_type, dict(zip(names, args)), batch_size)
-
-    return tf.function(serve, input_signature=specs, autograph=False)
+    model_type_of(model)
+    return model.serving_function(batch_size)
 
 
 def text2wav_function(acoustic, vocoder, batch_size=1):
@@ -190,14 +135,15 @@ def text2wav_function(acoustic, vocoder, batch_size=1):
     acoustic_type, vocoder_type = model_type_of(acoustic), model_type_of(vocoder)
     if acoustic_type not in ACOUSTIC_TYPES or vocoder_type not in VOCODER_TYPES:
         raise ExportError(f"text2wav needs an acoustic model and a vocoder, got {acoustic_type} and {vocoder_type}")
-    _ensure_built(acoustic, acoustic_type)
+    if not acoustic.built:
+        acoustic.build_once()
     check_pair(model_info(acoustic), model_info(vocoder))
-    specs = input_signature(acoustic, batch_size)
+    specs = acoustic.serving_signature(batch_size)
     names = [spec.name for spec in specs]
 
     def serve(*args):
-        outputs = _named_outputs(acoustic, acoustic_type, dict(zip(names, args)), batch_size)
-        return {"audio": vocoder(outputs[MEL_OUTPUT[acoustic_type]], training=False)}
+        outputs = acoustic.serve(dict(zip(names, args)), batch_size)
+        return {"audio": vocoder.serve({"mels": outputs[acoustic.mel_output]}, batch_size)["audio"]}
 
     return tf.function(serve, input_signature=specs, autograph=False)
 

@@ -13,8 +13,8 @@ import h5py
 
 import tensorflow_tts
 from tensorflow_tts.configs.base_config import CONFIG_FILE_NAME, BaseConfig  # noqa: F401  (part of the layout)
+from tensorflow_tts.models.legacy_weights import OWN_FORMAT_ATTRIBUTE
 from tensorflow_tts.processor.base_processor import BaseProcessor
-from tensorflow_tts.utils.legacy_weights import OWN_FORMAT_ATTRIBUTE
 
 logger = logging.getLogger(__name__)
 

@@ -128,7 +128,12 @@ def load_runner(source, what, num_threads=None):
 
     `what` ("acoustic model", "vocoder") names the argument in error messages.
     """
-    from tensorflow_tts.inference.export import ExportError, is_saved_model, load_keras_model, model_info
+    from tensorflow_tts.inference.export import (
+        ExportError,
+        is_saved_model,
+        load_keras_model,
+        model_info,
+    )
 
     if not isinstance(source, (str, Path)):  # an in-memory Keras model
         try:

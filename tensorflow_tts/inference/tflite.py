@@ -76,7 +76,11 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
     """An acoustic model and a vocoder -> one TFLite model: token ids (+ ratios) -> {"audio": (1, N, 1)}."""
     import tensorflow as tf
 
-    from tensorflow_tts.inference.export import combined_info, model_info, text2wav_function
+    from tensorflow_tts.inference.export import (
+        combined_info,
+        model_info,
+        text2wav_function,
+    )
 
     function = text2wav_function(acoustic, vocoder, batch_size=1)
     info = combined_info(model_info(acoustic, sampling_rate=sampling_rate), model_info(vocoder, sampling_rate=sampling_rate))

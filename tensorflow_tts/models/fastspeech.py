@@ -8,12 +8,21 @@ import h5py
 import tensorflow as tf
 
 from tensorflow_tts.configs.fastspeech import FastSpeechConfig
-from tensorflow_tts.layers.embeddings import PositionEmbedding, SpeakerEmbedding, TokenEmbedding, position_ids
+from tensorflow_tts.layers.embeddings import (
+    PositionEmbedding,
+    SpeakerEmbedding,
+    TokenEmbedding,
+    position_ids,
+)
 from tensorflow_tts.layers.fft_block import FFTStack
 from tensorflow_tts.layers.length_regulator import LengthRegulator
 from tensorflow_tts.layers.postnet import Postnet
 from tensorflow_tts.layers.variance_predictor import VariancePredictor
-from tensorflow_tts.utils.legacy_weights import LegacyWeightsMixin, normalize_weight_name
+from tensorflow_tts.models.legacy_weights import (
+    LegacyWeightsMixin,
+    normalize_weight_name,
+)
+from tensorflow_tts.models.serving import ServableModel
 
 # Old TensorFlowTTS 1.8 weight paths -> ours, both without Keras counters ("dense_3" ->
 # "dense") and without the model name. An old path is "<group>/<rest>", where <group> is
@@ -88,7 +97,7 @@ def legacy_renamer(prefix, path, renames=FASTSPEECH_LEGACY_RENAMES, ignored=FAST
     return rename
 
 
-class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
+class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     """FastSpeech: token ids -> mel frames, with durations from a predictor or given.
 
     Structure: token + sinusoidal position (+ speaker) embeddings, an FFT-block encoder,
@@ -175,11 +184,11 @@ class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
 
     def _setup_inference_fn(self):
         """`inference` (any batch) and `inference_tflite` (batch 1) as tf.functions, as in 1.8."""
-        signature = self._inference_signature(batch_size=None)
+        signature = self.serving_signature(batch_size=None)
         self.inference = tf.function(self._checked_inference, input_signature=signature, reduce_retracing=True)
         # No Assert op here: the batch-1 function is the one users convert to builtin-only TFLite.
         self.inference_tflite = tf.function(
-            self._inference, input_signature=self._inference_signature(batch_size=1), reduce_retracing=True
+            self._inference, input_signature=self.serving_signature(batch_size=1), reduce_retracing=True
         )
 
     @staticmethod
@@ -193,18 +202,34 @@ class TFFastSpeech(LegacyWeightsMixin, tf.keras.Model):
         with tf.control_dependencies([self._assert_positive_speed(speed_ratios)]):
             return self._inference(input_ids, speaker_ids, speed_ratios)
 
-    def _inference_signature(self, batch_size):
+    mel_output = "mel_after"
+    # Names of what `_inference` returns, in order.
+    serving_outputs = ("mel_before", "mel_after", "durations")
+
+    @property
+    def num_mels(self):
+        return self.config.num_mels
+
+    def serving_signature(self, batch_size=None):
+        """input_ids (B, T), speaker_ids (B,), speed_ratios (B,) [FastSpeech2: + f0_ratios, energy_ratios (B,)]."""
         return [
             tf.TensorSpec([batch_size, None], tf.int32, name="input_ids"),
             tf.TensorSpec([batch_size], tf.int32, name="speaker_ids"),
             tf.TensorSpec([batch_size], tf.float32, name="speed_ratios"),
         ]
 
-    def _build(self):
-        """Create every weight by calling the model once on a dummy input."""
+    def serve(self, inputs, batch_size=None):
+        """The `serving_signature` inputs (a dict) -> {mel_before, mel_after (B, F, num_mels), durations (B, T)}
+        [FastSpeech2: + f0_outputs, energy_outputs]."""
+        outputs = self._inference(*(inputs[spec.name] for spec in self.serving_signature(batch_size)))
+        return dict(zip(self.serving_outputs, outputs))
+
+    def build_once(self, num_mels=None):
+        """Create every weight by calling the model once on a dummy input; returns the model."""
         length = min(10, self.config.max_position_embeddings)
         input_ids = tf.range(1, length + 1, dtype=tf.int32)[tf.newaxis]
         self(input_ids, tf.constant([0], tf.int32), tf.ones([1, length], tf.int32), training=False)
+        return self
 
     def resize_positional_embeddings(self, new_size):
         """Allow inputs of up to ``new_size`` tokens and outputs of up to ``new_size`` frames."""

@@ -63,19 +63,22 @@ class TFFastSpeech2(TFFastSpeech):
             self.config.encoder_hidden_size, VARIANCE_EMBEDDING_KERNEL_SIZE, padding="same", name=name
         )
 
-    def _inference_signature(self, batch_size):
-        return super()._inference_signature(batch_size) + [
+    serving_outputs = TFFastSpeech.serving_outputs + ("f0_outputs", "energy_outputs")
+
+    def serving_signature(self, batch_size=None):
+        return super().serving_signature(batch_size) + [
             tf.TensorSpec([batch_size], tf.float32, name="f0_ratios"),
             tf.TensorSpec([batch_size], tf.float32, name="energy_ratios"),
         ]
 
-    def _build(self):
-        """Create every weight by calling the model once on a dummy input."""
+    def build_once(self, num_mels=None):
+        """Create every weight by calling the model once on a dummy input; returns the model."""
         length = min(10, self.config.max_position_embeddings)
         input_ids = tf.range(1, length + 1, dtype=tf.int32)[tf.newaxis]
         durations = tf.ones([1, length], tf.int32)
         values = tf.fill([1, length], 10.0)  # one per token, or one per frame: as many either way
         self(input_ids, tf.constant([0], tf.int32), durations, values, values, training=False)
+        return self
 
     # ----------------------------------------------------------------- computation
     def _add_variance_embeddings(self, hidden, mask, f0, energy, training):

@@ -2,10 +2,17 @@
 
 import tensorflow as tf
 
-from tensorflow_tts.configs.hifigan import HifiGANDiscriminatorConfig, HifiGANGeneratorConfig
-from tensorflow_tts.layers.residual_stack import TFMultiHifiResBlock, make_activation, seeded_initializer
+from tensorflow_tts.configs.hifigan import (
+    HifiGANDiscriminatorConfig,
+    HifiGANGeneratorConfig,
+)
+from tensorflow_tts.layers.residual_stack import (
+    TFMultiHifiResBlock,
+    make_activation,
+    seeded_initializer,
+)
 from tensorflow_tts.layers.weight_norm import conv2d
-from tensorflow_tts.models.melgan import CONV, SEQ, UPSAMPLE, VAR, BaseVocoderGenerator
+from tensorflow_tts.models.vocoder import CONV, SEQ, UPSAMPLE, VAR, BaseVocoderGenerator
 
 
 class TFHifiGANGenerator(BaseVocoderGenerator):

@@ -1,196 +1,30 @@
-"""MelGAN generator and multi-scale discriminator, plus what every vocoder generator shares:
-config handling, ``inference`` with a dynamic time axis and loading TensorFlowTTS 1.8 weights.
-"""
+"""MelGAN generator and multi-scale discriminator (the shared generator frame is in models/vocoder.py)."""
 
-import os
-import re
 
-import h5py
 import numpy as np
 import tensorflow as tf
 
-from tensorflow_tts.configs.melgan import MelGANDiscriminatorConfig, MelGANGeneratorConfig
+from tensorflow_tts.configs.melgan import (
+    MelGANDiscriminatorConfig,
+    MelGANGeneratorConfig,
+)
 from tensorflow_tts.layers.residual_stack import (
     TFReflectionPad1d,
     TFResidualStack,
     make_activation,
     seeded_initializer,
 )
-from tensorflow_tts.layers.upsample import TFConvTranspose1d
 from tensorflow_tts.layers.weight_norm import conv1d
-from tensorflow_tts.utils.legacy_weights import is_legacy_h5, load_legacy_weights, normalize_weight_name
 
-# The weight-norm wrapper of TensorFlowTTS 1.8 stored a boolean "initialized" flag per
-# conv; our weight norm has no such state.
-LEGACY_IGNORE = (r".*/initialized",)
-
-# The old generators kept their layers in a Keras Sequential, the h5 group "sequential";
-# the variable names inside it normally lack that scope, but accept it if present.
-SEQ = r"(?:sequential/)?"
-# A plain conv and a weight-normalised one were stored under different layer names.
-CONV = r"(?:conv1d|weight_normalization)"
-UPSAMPLE = r"(?:conv2d_transpose|weight_normalization)"
-VAR = r"(kernel|bias|g)"
-
-
-def legacy_renamer(rules, ignore=LEGACY_IGNORE, prefix=""):
-    """A renamer for ``load_legacy_weights`` that can tell repeated names apart by occurrence.
-
-    Args:
-        rules: ``(pattern, replacement)`` pairs tried in order; the first pattern that
-            fully matches the old (counter-free) name wins. ``replacement`` is a
-            ``re.Match.expand`` template, a list of templates indexed by occurrence (the
-            old file repeats names such as ``sequential/conv1d/kernel`` once the Keras
-            counters are gone), or a callable ``(match, occurrence) -> name``.
-        ignore: patterns of old names to drop on purpose.
-        prefix: our model's variable scope, prepended to every target name.
-
-    Old names that match no rule are returned unchanged, so the loader reports them.
-    """
-    compiled = [(re.compile(pattern), replacement) for pattern, replacement in rules]
-    ignored = [re.compile(pattern) for pattern in ignore]
-
-    def rename(name, occurrence):
-        if any(pattern.fullmatch(name) for pattern in ignored):
-            return None
-        for pattern, replacement in compiled:
-            match = pattern.fullmatch(name)
-            if match is None:
-                continue
-            if callable(replacement):
-                target = replacement(match, occurrence)
-            elif isinstance(replacement, (list, tuple)):
-                if occurrence >= len(replacement):
-                    return name
-                target = match.expand(replacement[occurrence])
-            else:
-                target = match.expand(replacement)
-            return prefix + target
-        return name
-
-    return rename
-
-
-class BaseVocoderGenerator(tf.keras.Model):
-    """A generator built from one config; mels ``(B, T, num_mels)`` -> audio ``(B, T * hop, C)``.
-
-    Subclasses set ``config_class``, build their layers in ``__init__``, implement
-    ``call`` and ``legacy_rules`` (how TensorFlowTTS 1.8 named their weights).
-    """
-
-    config_class = None
-    default_name = None
-
-    def __init__(self, config=None, **kwargs):
-        kwargs.setdefault("name", self.default_name)
-        super().__init__(**kwargs)
-        if config is None:
-            config = self.config_class()
-        elif isinstance(config, dict):
-            config = self.config_class.from_dict(config)
-        self.config = config
-
-    def _build_frame(self, make_stage):
-        """The layout MelGAN and HiFi-GAN share: reflect-padded first conv; per upsampling scale
-        a transposed conv followed by the layers ``make_stage(stage, channels)`` returns;
-        reflect-padded last conv. Channels halve at every stage."""
-        config = self.config
-        seed, weight_norm = config.initializer_seed, config.is_weight_norm
-        self.activation = make_activation(config.nonlinear_activation, config.nonlinear_activation_params)
-        pad = (config.kernel_size - 1) // 2
-        self.first_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="first_reflect_padding")
-        self.first_conv = conv1d(
-            config.filters, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 0), name="first_conv",
-        )
-        self.upsamples, self.stages = [], []
-        for i, scale in enumerate(config.upsample_scales):
-            channels = config.filters // (2 ** (i + 1))
-            self.upsamples.append(
-                TFConvTranspose1d(
-                    channels, kernel_size=2 * scale, strides=scale, use_bias=config.use_bias,
-                    is_weight_norm=weight_norm, kernel_initializer=seeded_initializer(seed, 1000 * (i + 1)),
-                    name=f"conv_transpose_._{i}",
-                )
-            )
-            self.stages.append(make_stage(i, channels))
-        self.last_pad = TFReflectionPad1d(pad, padding_type=config.padding_type, name="last_reflect_padding")
-        self.last_conv = conv1d(
-            config.out_channels, config.kernel_size, weight_norm=weight_norm, use_bias=config.use_bias,
-            kernel_initializer=seeded_initializer(seed, 1), name="last_conv",
-        )
-
-    def _generate(self, mels, training=False):
-        """Args: mels ``(B, T, num_mels)``. Returns ``(B, T * prod(upsample_scales), out_channels)``."""
-        x = self.first_conv(self.first_pad(mels))
-        for upsample, stage in zip(self.upsamples, self.stages):
-            x = upsample(self.activation(x))
-            for block in stage:
-                x = block(x, training=training)
-        x = self.last_conv(self.last_pad(self.activation(x)))
-        if self.config.use_final_nolinear_activation:
-            x = tf.math.tanh(x)
-        return x
-
-    @property
-    def hop_size(self):
-        return self.config.hop_size
-
-    @tf.function(reduce_retracing=True)
-    def inference(self, mels):
-        """Args: mels ``(B, T, num_mels)``, any T. Returns audio ``(B, T * hop_size, 1)``."""
-        return self(mels, training=False)
-
-    def build_for(self, num_mels=80):
-        """Create the weights for ``num_mels`` mel bins (traces ``call`` symbolically; no audio is made)."""
-        self.build((None, None, num_mels))
-        return self
-
-    # --- TensorFlowTTS 1.8 checkpoints -------------------------------------------------
-
-    def legacy_rules(self):
-        """``(old name pattern, our name)`` rules; see ``legacy_renamer``."""
-        raise NotImplementedError
-
-    def _scope_prefix(self):
-        # Our variables are named "<model scope>/<layer>/...": the scope is what all share.
-        names = [normalize_weight_name(weight.name) for weight in self.weights]
-        common = os.path.commonprefix(names)
-        return common[: common.rfind("/") + 1]
-
-    def legacy_renamer(self):
-        """Maps old counter-free weight names to ours (the model must be built)."""
-        return legacy_renamer(self.legacy_rules(), prefix=self._scope_prefix())
-
-    @staticmethod
-    def _is_old_checkpoint(filepath):
-        # The old generators kept every layer in one Keras Sequential, so their files have a
-        # "sequential" group; a plain Keras save_weights(".h5") of our models has none.
-        if not (str(filepath).endswith(".h5") and is_legacy_h5(filepath)):
-            return False
-        with h5py.File(filepath, "r") as h5:
-            groups = [name.decode() if isinstance(name, bytes) else str(name) for name in h5.attrs["layer_names"]]
-        return any(re.fullmatch(r"sequential(_\d+)?", group) for group in groups)
-
-    def load_weights(self, filepath, *args, allow_partial=False, num_mels=80, **kwargs):
-        """Load our own weights, or an ``.h5`` written by TensorFlowTTS 1.8.
-
-        An old file is matched by name through ``legacy_rules``; any missing, unused or
-        mis-shaped tensor raises ``LegacyWeightsError`` naming it, unless
-        ``allow_partial``. An unbuilt model is first built for ``num_mels`` mel bins.
-        """
-        if self._is_old_checkpoint(filepath):
-            if not self.built:
-                self.build_for(num_mels)
-            return load_legacy_weights(self, filepath, self.legacy_renamer(), allow_partial=allow_partial)
-        return super().load_weights(filepath, *args, **kwargs)
-
-    def get_config(self):
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        return cls(config=cls.config_class.from_dict(config["config"]), name=config.get("name"))
+# BaseVocoderGenerator and the legacy name patterns were defined here; this path keeps them importable.
+from tensorflow_tts.models.vocoder import (  # noqa: F401
+    CONV,
+    SEQ,
+    UPSAMPLE,
+    VAR,
+    BaseVocoderGenerator,
+    legacy_renamer,
+)
 
 
 class TFMelGANGenerator(BaseVocoderGenerator):

@@ -12,10 +12,16 @@ import tensorflow as tf
 
 from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 from tensorflow_tts.layers.embeddings import TokenEmbedding
-from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, window_mask
-from tensorflow_tts.layers.stepwise_monotonic_attention import StepwiseMonotonicAttention
+from tensorflow_tts.layers.location_attention import (
+    LocationSensitiveAttention,
+    window_mask,
+)
+from tensorflow_tts.layers.stepwise_monotonic_attention import (
+    StepwiseMonotonicAttention,
+)
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
-from tensorflow_tts.utils.legacy_weights import LegacyWeightsMixin, regex_renamer
+from tensorflow_tts.models.legacy_weights import LegacyWeightsMixin, regex_renamer
+from tensorflow_tts.models.serving import ServableModel
 
 logger = logging.getLogger(__name__)
 
@@ -402,7 +408,7 @@ class Tacotron2Postnet(tf.keras.layers.Layer):
         return config
 
 
-class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
+class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     """Tacotron 2: token ids -> mel frames, ``reduction_factor`` frames per decoder step.
 
     * ``model(input_ids, input_lengths, speaker_ids, mel_gts, mel_lengths, training=...)``:
@@ -461,12 +467,18 @@ class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
     def _setup_inference_fn(self):
         """`inference` (any batch) and `inference_tflite` (batch 1) as tf.functions, as in 1.8."""
         self.inference = tf.function(
-            self._inference, input_signature=self._inference_signature(None), reduce_retracing=True
+            self._inference, input_signature=self.serving_signature(None), reduce_retracing=True
         )
-        self.inference_tflite = tf.function(self._inference_tflite, input_signature=self._inference_signature(1))
+        self.inference_tflite = tf.function(self._inference_tflite, input_signature=self.serving_signature(1))
 
-    @staticmethod
-    def _inference_signature(batch_size):
+    mel_output = "mel_outputs"
+
+    @property
+    def num_mels(self):
+        return self.config.n_mels
+
+    def serving_signature(self, batch_size=None):
+        """input_ids (B, T_in), input_lengths (B,), speaker_ids (B,)."""
         return [
             tf.TensorSpec([batch_size, None], tf.int32, name="input_ids"),
             tf.TensorSpec([batch_size], tf.int32, name="input_lengths"),
@@ -481,11 +493,22 @@ class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
             self.decoder_cell.build(tf.TensorShape([None, self.config.n_mels]))
         self.built = True
 
-    def _build(self):
-        """Create every weight by calling the model once on a dummy input."""
+    def serve(self, inputs, batch_size=None):
+        """The `serving_signature` inputs (a dict) -> {decoder_output, mel_outputs (B, S*r, n_mels),
+        stop_logits (B, S*r)} + alignment_history (B, T_in, S) unless batch_size is 1 (TFLite:
+        the alignments are left out of the graph)."""
+        args = (inputs["input_ids"], inputs["input_lengths"], inputs["speaker_ids"])
+        names = ["decoder_output", "mel_outputs", "stop_logits"]
+        if batch_size == 1:
+            return dict(zip(names, self._inference_tflite(*args)))
+        return dict(zip(names + ["alignment_history"], self._inference(*args)))
+
+    def build_once(self, num_mels=None):
+        """Create every weight by calling the model once on a dummy input; returns the model."""
         input_ids = tf.constant([[1, 2, 3, 4, 5, 6, 7, 8, 9]], tf.int32)
         mel_gts = tf.zeros([1, 2 * self.config.reduction_factor, self.config.n_mels])
         self(input_ids, tf.constant([9]), tf.constant([0]), mel_gts, tf.constant([mel_gts.shape[1]]), training=False)
+        return self
 
     # ---------------------------------------------------------------------- computation
     def _encode(self, input_ids, input_lengths, speaker_ids, training):
@@ -647,7 +670,7 @@ class TFTacotron2(LegacyWeightsMixin, tf.keras.Model):
             earlier keeps being decoded: cut it at its first stop.
         """
         if not self.built:
-            self._build()
+            self.build_once()
         keys, values, input_mask = self._encode(input_ids, input_lengths, speaker_ids, training=False)
         decoder_output, stop_logits, alignments = self._decode(
             keys, values, input_mask, training=False,

@@ -17,32 +17,30 @@ import yaml
 
 from tensorflow_tts.audio.griffin_lim import TFMelSpectrogram
 from tensorflow_tts.configs.base_config import ConfigError
-from tensorflow_tts.configs.registry import DISCRIMINATOR_OF, model_config_from_yaml, read_yaml
+from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml
 from tensorflow_tts.configs.vocoder import VocoderTrainingConfig, split_vocoder_yaml
 from tensorflow_tts.datasets import AudioMelDataset, DumpError
-from tensorflow_tts.losses.adversarial import TFFeatureMatchLoss, TFMelGANAdversarialLoss
+from tensorflow_tts.dump import layout
+from tensorflow_tts.dump.statistics import load_mel_statistics, normalize_mel
+from tensorflow_tts.losses.adversarial import (
+    TFFeatureMatchLoss,
+    TFMelGANAdversarialLoss,
+)
 from tensorflow_tts.losses.stft import TFMultiResolutionSTFT
 from tensorflow_tts.models import (
     TFHifiGANDiscriminator,
-    TFHifiGANGenerator,
     TFHifiGANMultiPeriodDiscriminator,
-    TFMBMelGANGenerator,
-    TFMelGANGenerator,
     TFMelGANMultiScaleDiscriminator,
+    registry,
 )
 from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.trainers.base_trainer import _to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
-from tensorflow_tts.utils.dump import load_mel_statistics, normalize_mel
 from tensorflow_tts.utils.strategy import return_strategy
 
 logger = logging.getLogger(__name__)
 
-GENERATOR_CLASSES = {
-    "melgan_generator": TFMelGANGenerator,
-    "multiband_melgan_generator": TFMBMelGANGenerator,
-    "hifigan_generator": TFHifiGANGenerator,
-}
+GENERATOR_CLASSES = {entry.name: entry.model_class for entry in registry.of_role(registry.VOCODER)}
 
 # 1.8 built vocoder optimizers as tf.keras Adam, so its files assume Adam's own defaults.
 _VOCODER_ADAM_DEFAULTS = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
@@ -201,7 +199,7 @@ def build_discriminator(model_values, source="config"):
     of `melgan_discriminator_params`.
     """
     model_type = model_values["model_type"]
-    discriminator_type = DISCRIMINATOR_OF[model_type]
+    discriminator_type = registry.DISCRIMINATOR_OF[model_type]
     config = model_config_from_yaml(model_values, discriminator_type, source=source)
     if discriminator_type == "hifigan_discriminator":
         multiscale = model_config_from_yaml(model_values, "melgan_discriminator", source=source)
@@ -213,7 +211,7 @@ def build_discriminator(model_values, source="config"):
 
 def build_vocoder_models(model_values, num_mels, segment_samples, source="config"):
     """(generator, discriminator), both built; call inside `strategy.scope()`."""
-    generator = build_generator(model_values, source).build_for(num_mels)
+    generator = build_generator(model_values, source).build_once(num_mels)
     discriminator = build_discriminator(model_values, source)
     discriminator(tf.zeros([1, segment_samples, 1]))
     return generator, discriminator
@@ -419,7 +417,7 @@ def load_generator(config_path, checkpoint, num_mels=80):
     checkpoint folder (its latest).
     """
     _, model_values, _, vocoder_config = load_recipe(config_path)
-    generator = build_generator(model_values, str(config_path)).build_for(num_mels)
+    generator = build_generator(model_values, str(config_path)).build_once(num_mels)
     checkpoint = str(checkpoint)
     if checkpoint.endswith(".h5"):
         generator.load_weights(checkpoint)
@@ -437,7 +435,7 @@ def find_mel_files(rootdir, use_norm):
     """Mel `.npy` files to decode, sorted: `<rootdir>/{norm,raw}-feats/*.npy` for a dump split,
     else every `*.npy` directly in `rootdir` (FastSpeech2 / Tacotron2 decode output)."""
     rootdir = Path(rootdir)
-    folder = rootdir / ("norm-feats" if use_norm else "raw-feats")
+    folder = rootdir / layout.mel_kind(use_norm).folder
     files = sorted(folder.glob("*.npy")) if folder.is_dir() else sorted(rootdir.glob("*.npy"))
     if not files:
         raise FileNotFoundError(f"--rootdir {rootdir}: no mel .npy files (nor a {folder.name}/ folder of them)")
@@ -447,7 +445,7 @@ def find_mel_files(rootdir, use_norm):
 def utt_id_of(path):
     """`LJ001-0001-norm-feats.npy` -> `LJ001-0001`."""
     name = Path(path).name[: -len(".npy")]
-    for suffix in ("-norm-feats", "-raw-feats", "-feats", "-norm", "-raw"):
+    for suffix in (f"-{layout.NORM_MEL.suffix}", f"-{layout.MEL.suffix}", "-feats", "-norm", "-raw"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name

@@ -192,7 +192,7 @@ class LegacyWeightsMixin:
         if not is_legacy_h5(filepath):
             return super().load_weights(filepath, *args, **kwargs)
         if not self.built:
-            self._build()
+            self.build_once()
         # Our weight names, as the loader compares them: "<model name>/...", counters removed.
         prefix = normalize_weight_name(self.weights[0].name).split("/")[0]
         return load_legacy_weights(self, filepath, self._legacy_renamer(prefix, filepath), allow_partial=allow_partial)

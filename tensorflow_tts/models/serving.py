@@ -1,0 +1,47 @@
+"""What a servable model says about itself: its serving inputs, its named outputs, how to build it once.
+
+Export (SavedModel, TFLite), the synthesizer and the benchmarks ask a model through these
+methods instead of switching on its model_type or calling its private methods.
+"""
+
+import tensorflow as tf
+
+
+class ServableModel:
+    """Mixin of the models that can be exported and served (acoustic models and vocoders).
+
+    * ``serving_signature(batch_size=None)``: the named ``tf.TensorSpec`` inputs (time axes None).
+    * ``serve(inputs, batch_size=None)``: a dict of those inputs -> a dict of named outputs.
+    * ``build_once(num_mels=80)``: create every weight (vocoders need the mel bins; acoustic
+      models read them from their config); returns the model.
+    * ``num_mels``: mel bins made (acoustic) or read (vocoder); ``mel_output``: for acoustic
+      models, the name of the output holding the mels to vocode.
+    """
+
+    mel_output = None
+
+    def serving_signature(self, batch_size=None):
+        raise NotImplementedError
+
+    def serve(self, inputs, batch_size=None):
+        raise NotImplementedError
+
+    def build_once(self, num_mels=80):
+        raise NotImplementedError
+
+    def serving_function(self, batch_size=None):
+        """``serve`` as a tf.function over ``serving_signature``, its arguments by position.
+
+        Traced without autograph: our models write their loops as tf.while_loop and branch
+        only on Python values, and converting the call of every Keras layer took ~5 s of the
+        first synthesis in a fresh process.
+        """
+        if not self.built:
+            self.build_once()
+        specs = self.serving_signature(batch_size)
+        names = [spec.name for spec in specs]
+
+        def serve(*args):
+            return self.serve(dict(zip(names, args)), batch_size)
+
+        return tf.function(serve, input_signature=specs, autograph=False)
