@@ -1,0 +1,271 @@
+"""Tacotron 2's encoder, prenet and one-step decoder cell; `models/tacotron2.py` runs the
+decoder loop around the cell and adds the postnet (`layers/postnet.py`)."""
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from tensorflow_tts.layers.embeddings import TokenEmbedding, truncated_normal
+from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, window_mask
+from tensorflow_tts.layers.postnet import ConvBatchNorm, keras_activation
+from tensorflow_tts.layers.stepwise_monotonic_attention import StepwiseMonotonicAttention
+from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
+
+
+class Tacotron2Encoder(tf.keras.layers.Layer):
+    """Token (+ speaker) embeddings, layer norm, conv stack, BiLSTM (+ speaker features)."""
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        hidden = config.embedding_hidden_size
+        self.token_embeddings = TokenEmbedding(
+            config.vocab_size, hidden, config.initializer_range, name="token_embeddings"
+        )
+        if config.n_speakers > 1:
+            self.speaker_embeddings = tf.keras.layers.Embedding(
+                config.n_speakers,
+                hidden,
+                embeddings_initializer=truncated_normal(config.initializer_range),
+                name="speaker_embeddings",
+            )
+            self.speaker_projection = tf.keras.layers.Dense(hidden, name="speaker_projection")
+            self.output_speaker_embeddings = tf.keras.layers.Embedding(
+                config.n_speakers,
+                hidden,
+                embeddings_initializer=truncated_normal(config.initializer_range),
+                name="output_speaker_embeddings",
+            )
+            self.output_speaker_projection = tf.keras.layers.Dense(
+                config.encoder_output_size, name="output_speaker_projection"
+            )
+        self.layer_norm = tf.keras.layers.LayerNormalization(epsilon=config.layer_norm_eps, name="layer_norm")
+        self.dropout = tf.keras.layers.Dropout(config.embedding_dropout_prob)
+        self.convs = [
+            ConvBatchNorm(
+                config.encoder_conv_filters,
+                config.encoder_conv_kernel_sizes,
+                config.encoder_conv_activation,
+                config.encoder_conv_dropout_rate,
+                config.initializer_range,
+                name=f"conv_batch_norm_._{i}",
+            )
+            for i in range(config.n_conv_encoder)
+        ]
+        self.bilstm = tf.keras.layers.Bidirectional(
+            tf.keras.layers.LSTM(config.encoder_lstm_units, return_sequences=True), name="bilstm"
+        )
+
+    def call(self, input_ids, speaker_ids, input_mask, training=False):
+        """input_ids (B, T) int, speaker_ids (B,) int, input_mask (B, T) bool -> (B, T, 2 * encoder_lstm_units)."""
+        hidden = self.token_embeddings(input_ids)
+        if self.config.n_speakers > 1:
+            speaker_ids = tf.cast(speaker_ids, tf.int32)
+            hidden += tf.math.softplus(self.speaker_projection(self.speaker_embeddings(speaker_ids)))[:, tf.newaxis]
+        hidden = self.dropout(self.layer_norm(hidden), training=training)
+        for conv in self.convs:
+            hidden = conv(hidden, step_mask=input_mask, training=training)
+        outputs = self.bilstm(hidden, mask=input_mask, training=training)
+        if self.config.n_speakers > 1:
+            features = self.output_speaker_projection(self.output_speaker_embeddings(speaker_ids))
+            outputs += tf.math.softplus(features)[:, tf.newaxis]
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(config=self.config.to_dict())
+        return config
+
+
+class Tacotron2Prenet(tf.keras.layers.Layer):
+    """Dense layers with an activation, each followed by dropout.
+
+    The dropout is also applied outside training when ``dropout_at_inference`` (Tacotron 2
+    relies on it). Given a ``seed``, the dropout masks are stateless: the same seed gives
+    the same masks, in eager mode, in a tf.function and across processes.
+    """
+
+    def __init__(self, units, num_layers, activation, dropout_rate, dropout_at_inference=True, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.num_layers = num_layers
+        self.activation = activation
+        self.dropout_rate = dropout_rate
+        self.dropout_at_inference = dropout_at_inference
+        self.dense_layers = [
+            tf.keras.layers.Dense(units, activation=keras_activation(activation), name=f"dense_._{i}")
+            for i in range(num_layers)
+        ]
+
+    def build(self, input_shape):
+        size = input_shape[-1]
+        for dense in self.dense_layers:
+            with tf.name_scope(dense.name):
+                dense.build(tf.TensorShape([None, size]))
+            size = self.units
+        super().build(input_shape)
+
+    def call(self, inputs, training=False, seed=None):
+        """inputs (B, D), seed optional (2,) int32 -> (B, units)."""
+        use_dropout = (training or self.dropout_at_inference) and self.dropout_rate > 0.0
+        outputs = inputs
+        for i, dense in enumerate(self.dense_layers):
+            outputs = dense(outputs)
+            if use_dropout:
+                if seed is None:
+                    outputs = tf.nn.dropout(outputs, rate=self.dropout_rate)
+                else:
+                    layer_seed = tf.random.experimental.stateless_fold_in(seed, i)
+                    outputs = tf.nn.experimental.stateless_dropout(outputs, rate=self.dropout_rate, seed=layer_seed)
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            units=self.units,
+            num_layers=self.num_layers,
+            activation=self.activation,
+            dropout_rate=self.dropout_rate,
+            dropout_at_inference=self.dropout_at_inference,
+        )
+        return config
+
+
+class DecoderState(NamedTuple):
+    """Everything one decoder step hands to the next (fixed shapes, so it can loop)."""
+
+    attention_lstm: list  # [h, c], each (B, decoder_lstm_units)
+    decoder_lstms: list  # one [h, c] per decoder LSTM
+    context: tf.Tensor  # (B, E), the previous attention context
+    alignments: tf.Tensor  # (B, T), the previous alignment (token 0 before the first step)
+    cumulative_alignments: tf.Tensor  # (B, T), sum of the alignments so far
+
+
+class Tacotron2DecoderCell(tf.keras.layers.Layer):
+    """One decoder step: prenet -> attention LSTM -> attention -> decoder LSTMs -> frames, stop logits.
+
+    Sub-layers: ``prenet``, ``attention_lstm``, ``decoder_lstm_._i``, ``attention``,
+    ``frame_projection`` (to ``reduction_factor * n_mels``) and ``stop_projection`` (to
+    ``reduction_factor`` logits, from the decoder LSTM output and the frames).
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config
+        self.prenet = Tacotron2Prenet(
+            config.prenet_units,
+            config.n_prenet_layers,
+            config.prenet_activation,
+            config.prenet_dropout_rate,
+            config.prenet_dropout_at_inference,
+            name="prenet",
+        )
+        self.attention_lstm = ZoneoutLSTMCell(
+            config.decoder_lstm_units, config.decoder_zoneout_rate, name="attention_lstm"
+        )
+        self.decoder_lstms = [
+            ZoneoutLSTMCell(config.decoder_lstm_units, config.decoder_zoneout_rate, name=f"decoder_lstm_._{i}")
+            for i in range(config.n_lstm_decoder)
+        ]
+        if config.attention_type == "sma":
+            self.attention = StepwiseMonotonicAttention(
+                config.attention_dim, config.attention_filters, config.attention_kernel,
+                noise_std=config.attention_noise_std, name="attention",
+            )
+        else:
+            self.attention = LocationSensitiveAttention(
+                config.attention_dim, config.attention_filters, config.attention_kernel, name="attention"
+            )
+        self.frame_projection = tf.keras.layers.Dense(
+            config.n_mels * config.reduction_factor, name="frame_projection"
+        )
+        self.stop_projection = tf.keras.layers.Dense(config.reduction_factor, name="stop_projection")
+
+    def build(self, input_shape=None):
+        """Every weight follows from the config; ``input_shape`` (B, n_mels) is not needed."""
+        config = self.config
+        memory_size = config.encoder_output_size
+        lstm_units = config.decoder_lstm_units
+        frame_size = config.n_mels * config.reduction_factor
+        shapes = [
+            (self.prenet, [None, config.n_mels]),
+            (self.attention_lstm, [None, config.prenet_units + memory_size]),
+            (self.attention, ([None, lstm_units], [None, None, memory_size])),
+            (self.frame_projection, [None, lstm_units + memory_size]),
+            (self.stop_projection, [None, lstm_units + frame_size]),
+        ]
+        shapes += [(lstm, [None, lstm_units + memory_size]) for lstm in self.decoder_lstms[:1]]
+        shapes += [(lstm, [None, lstm_units]) for lstm in self.decoder_lstms[1:]]
+        for layer, shape in shapes:
+            with tf.name_scope(layer.name):
+                layer.build(shape if isinstance(shape, tuple) else tf.TensorShape(shape))
+        super().build(input_shape)
+
+    def _initial_alignments(self, batch_size, memory_length, dtype):
+        """(B, T): all zeros, or all attention on token 0 (``initial_alignment: first_token``)."""
+        if self.config.initial_alignment == "first_token":
+            return tf.one_hot(tf.zeros([batch_size], tf.int32), memory_length, dtype=dtype)
+        return tf.zeros([batch_size, memory_length], dtype)
+
+    def get_initial_state(self, batch_size, memory_length, dtype=tf.float32):
+        """The state before the first step, for a memory of ``memory_length`` steps: zeros, but for the
+        cumulative alignment of ``initial_alignment: first_token``."""
+        return DecoderState(
+            attention_lstm=self.attention_lstm.get_initial_state(batch_size, dtype),
+            decoder_lstms=[lstm.get_initial_state(batch_size, dtype) for lstm in self.decoder_lstms],
+            context=tf.zeros([batch_size, self.config.encoder_output_size], dtype),
+            alignments=tf.one_hot(tf.zeros([batch_size], tf.int32), memory_length, dtype=dtype),
+            cumulative_alignments=self._initial_alignments(batch_size, memory_length, dtype),
+        )
+
+    def call(self, previous_frame, state, keys, values, memory_mask, training=False, dropout_seed=None, window=None,
+             free_running=False):
+        """One decoder step.
+
+        Args:
+            previous_frame: (B, n_mels), the last frame of the previous step (zeros at step 0).
+            state: a `DecoderState`.
+            keys, values: (B, T, attention_dim), (B, T, E) from ``attention.process_memory``.
+            memory_mask: (B, T) bool, False at padded tokens.
+            training: dropout, zoneout masks.
+            dropout_seed: optional (2,) int32 for a reproducible prenet dropout.
+            window: optional ``(win_front, win_back)``: attend only around the previous peak.
+            free_running: the decoder feeds back its own frames (synthesis): a stepwise
+                monotonic attention then takes hard stay-or-move decisions.
+
+        Returns:
+            frames (B, reduction_factor * n_mels), stop logits (B, reduction_factor),
+            alignments (B, T) and the next `DecoderState`.
+        """
+        prenet_output = self.prenet(previous_frame, training=training, seed=dropout_seed)
+        attention_lstm_output, attention_lstm_state = self.attention_lstm(
+            tf.concat([prenet_output, state.context], axis=-1), state.attention_lstm, training=training
+        )
+        allowed = None
+        if window is not None:
+            peaks = tf.argmax(state.alignments, axis=-1, output_type=tf.int32)
+            allowed = window_mask(peaks, tf.shape(keys)[1], window[0], window[1])
+        context, alignments = self.attention(
+            attention_lstm_output, state.alignments, state.cumulative_alignments, keys, values, memory_mask,
+            allowed=allowed, training=training, hard=free_running,
+        )
+        hidden = tf.concat([attention_lstm_output, context], axis=-1)
+        decoder_lstm_states = []
+        for lstm, lstm_state in zip(self.decoder_lstms, state.decoder_lstms):
+            hidden, lstm_state = lstm(hidden, lstm_state, training=training)
+            decoder_lstm_states.append(lstm_state)
+        frames = self.frame_projection(tf.concat([hidden, context], axis=-1))
+        stop_logits = self.stop_projection(tf.concat([hidden, frames], axis=-1))
+        next_state = DecoderState(
+            attention_lstm=attention_lstm_state,
+            decoder_lstms=decoder_lstm_states,
+            context=context,
+            alignments=alignments,
+            cumulative_alignments=state.cumulative_alignments + alignments,
+        )
+        return frames, stop_logits, alignments, next_state
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(config=self.config.to_dict())
+        return config
