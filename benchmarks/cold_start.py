@@ -56,7 +56,7 @@ def make_tiny_models(folder):
     from tensorflow_tts.inference import save_pretrained
     from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
     from tensorflow_tts.processor.registry import load_processor
-    from tensorflow_tts.trainers.vocoder import build_generator, load_recipe
+    from tensorflow_tts.recipes.vocoder import build_generator, load_recipe
 
     values = read_yaml(TINY_ACOUSTIC)
     acoustic = TFFastSpeech2(model_config_from_yaml(values, source=str(TINY_ACOUSTIC)))

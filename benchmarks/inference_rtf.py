@@ -38,7 +38,7 @@ import tensorflow as tf
 
 from measure import finish, print_machine, profile_op_types, timed, usable_cpus
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml
-from tensorflow_tts.trainers.vocoder import build_generator, load_recipe
+from tensorflow_tts.recipes.vocoder import build_generator, load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "examples"

@@ -23,7 +23,7 @@ import tensorflow_tts  # noqa: E402,F401
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.dump.statistics import read_stats  # noqa: E402

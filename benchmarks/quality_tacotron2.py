@@ -40,7 +40,7 @@ import logging  # noqa: E402
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from tensorflow_tts.alignment.attention import alignment_quality  # noqa: E402
 from examples.tacotron2.extract_duration import screen_split, teacher_forced_batches  # noqa: E402
 from examples.tacotron2.train_tacotron2 import Tacotron2Trainer, parse_args as train_args, prepare  # noqa: E402

@@ -33,7 +33,7 @@ from tensorflow_tts.audio.mel import log_mel_spectrogram
 from tensorflow_tts.bin import preprocess
 from tensorflow_tts.configs.preprocess import PreprocessConfig
 from tensorflow_tts.losses.stft import TFMultiResolutionSTFT
-from tensorflow_tts.trainers.vocoder import VocoderGanTrainer, build_train_parser, load_generator, run_vocoder_training
+from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, load_generator, run_vocoder_training
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "test" / "files" / "corpus" / "ljspeech"

@@ -42,8 +42,8 @@ from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fas
 from measure import finish, op_types_of_trace, print_machine  # noqa: E402
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
-from tensorflow_tts.trainers import acoustic_recipe  # noqa: E402
-from tensorflow_tts.trainers.vocoder import VocoderGanTrainer, build_train_parser, run_vocoder_training  # noqa: E402
+from tensorflow_tts.recipes import acoustic as acoustic_recipe  # noqa: E402
+from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, run_vocoder_training  # noqa: E402
 
 FASTSPEECH2 = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.v1.yaml"
 MB_MELGAN = REPO / "examples" / "multiband_melgan" / "conf" / "multiband_melgan.v1.yaml"

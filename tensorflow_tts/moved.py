@@ -27,6 +27,8 @@ MOVED_MODULES = {
     "tensorflow_tts.utils.alignments": "tensorflow_tts.alignment.attention",
     "tensorflow_tts.utils.textgrid": "tensorflow_tts.alignment.textgrid",
     "tensorflow_tts.utils.legacy_weights": "tensorflow_tts.models.legacy_weights",
+    "tensorflow_tts.trainers.vocoder": "tensorflow_tts.recipes.vocoder",
+    "tensorflow_tts.trainers.acoustic_recipe": "tensorflow_tts.recipes.acoustic",
     # Split modules: a view over their new homes.
     "tensorflow_tts.utils.durations": (
         "tensorflow_tts.alignment.durations",

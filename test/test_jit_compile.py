@@ -19,8 +19,8 @@ from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config  # 
 from tensorflow_tts.configs.vocoder import split_vocoder_yaml  # noqa: E402
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
-from tensorflow_tts.trainers import acoustic_recipe  # noqa: E402
-from tensorflow_tts.trainers.vocoder import VocoderGanTrainer, build_vocoder_models  # noqa: E402
+from tensorflow_tts.recipes import acoustic as acoustic_recipe  # noqa: E402
+from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_vocoder_models  # noqa: E402
 
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
 TACOTRON2_TINY = REPO / "examples" / "tacotron2" / "conf" / "tacotron2.tiny.yaml"

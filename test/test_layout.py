@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tensorflow_tts"
 # folder -> folders of the package it must never import (docs/architecture.md).
 FORBIDDEN = {
     "utils": "every other folder",
+    "trainers": {"models", "datasets", "dump", "recipes", "inference", "bin"},
     "processor": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin"},
     "audio": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin", "processor"},
 }

@@ -250,7 +250,7 @@ num_save_intermediate_results: 1
 
 
 def test_an_original_recipe_with_1_8_only_keys_loads(tmp_path, caplog):
-    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+    from tensorflow_tts.recipes.acoustic import load_recipe
 
     path = tmp_path / "fastspeech2libritts.yaml"
     path.write_text(ORIGINAL_STYLE_RECIPE)
@@ -264,7 +264,7 @@ def test_an_original_recipe_with_1_8_only_keys_loads(tmp_path, caplog):
 
 def test_use_griffin_must_be_a_boolean(tmp_path):
     from tensorflow_tts.configs.base_config import ConfigError
-    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+    from tensorflow_tts.recipes.acoustic import load_recipe
 
     path = tmp_path / "recipe.yaml"
     path.write_text(ORIGINAL_STYLE_RECIPE.replace("use_griffin: true", "use_griffin: 'yes'"))
@@ -276,7 +276,7 @@ def test_use_griffin_must_be_a_boolean(tmp_path):
     "path", sorted((REPO / "examples").glob("fastspeech*/conf/*.yaml")), ids=lambda path: path.name
 )
 def test_every_fastspeech_example_recipe_loads(path):
-    from tensorflow_tts.trainers.acoustic_recipe import load_recipe
+    from tensorflow_tts.recipes.acoustic import load_recipe
 
     recipe = load_recipe(path, None)
     assert recipe.use_griffin is (path.name == "fastspeech2.libritts.yaml")
@@ -302,7 +302,7 @@ def test_use_griffin_writes_griffin_lim_audio_at_evaluation(ljspeech_dump, tmp_p
 
 
 def test_use_griffin_without_preprocess_settings_warns_and_goes_on(tmp_path, caplog):
-    from tensorflow_tts.trainers.acoustic_recipe import eval_griffin_lim, load_recipe
+    from tensorflow_tts.recipes.acoustic import eval_griffin_lim, load_recipe
 
     recipe = load_recipe(TINY_CONFIG, "fastspeech2")
     griffin_lim = eval_griffin_lim(recipe, None, tmp_path, tmp_path / "stats.npy", use_norm=True, num_mels=80)
@@ -311,7 +311,7 @@ def test_use_griffin_without_preprocess_settings_warns_and_goes_on(tmp_path, cap
 
 def test_use_griffin_with_preprocess_settings_of_another_hop_is_an_error(ljspeech_dump, tmp_path):
     from tensorflow_tts.configs import ConfigError
-    from tensorflow_tts.trainers.acoustic_recipe import eval_griffin_lim, load_recipe
+    from tensorflow_tts.recipes.acoustic import eval_griffin_lim, load_recipe
 
     other = tmp_path / "other.yaml"
     other.write_text((ljspeech_dump / "preprocess_config.yml").read_text().replace("hop_size: 256", "hop_size: 300"))

@@ -22,7 +22,7 @@ from tensorflow_tts.bin import preprocess
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.vocoder import split_vocoder_yaml
 from tensorflow_tts.datasets import AudioMelDataset
-from tensorflow_tts.trainers.vocoder import (
+from tensorflow_tts.recipes.vocoder import (
     VocoderGanTrainer,
     build_train_parser,
     build_vocoder_models,

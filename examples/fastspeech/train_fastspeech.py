@@ -18,7 +18,7 @@ import tensorflow_tts  # noqa: E402,F401
 
 import tensorflow as tf  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech  # noqa: E402

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech, TFFastSpeech2  # noqa: E402
 from tensorflow_tts.utils.plotting import plot_mel_comparison  # noqa: E402

@@ -18,7 +18,7 @@ import logging  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from tensorflow_tts.configs.aligner import AlignerConfig  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 from tensorflow_tts.layers.aligner import Aligner  # noqa: E402

@@ -13,7 +13,7 @@ Decode with examples/multiband_melgan/decode_mb_melgan.py.
 import sys
 
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
-from tensorflow_tts.trainers.vocoder import train_main
+from tensorflow_tts.recipes.vocoder import train_main
 
 
 def main(argv=None):

@@ -16,7 +16,7 @@ import logging
 import sys
 
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
-from tensorflow_tts.trainers.vocoder import int_flag, decode_mels, setup_logging
+from tensorflow_tts.recipes.vocoder import int_flag, decode_mels, setup_logging
 
 logger = logging.getLogger("tensorflow_tts.decode")
 

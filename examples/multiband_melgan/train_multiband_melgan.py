@@ -12,7 +12,7 @@ The generator trains on full-band and PQMF sub-band MR-STFT losses alone until
 import sys
 
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
-from tensorflow_tts.trainers.vocoder import train_main
+from tensorflow_tts.recipes.vocoder import train_main
 
 
 def main(argv=None):

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from tensorflow_tts.trainers import acoustic_recipe as recipe_lib  # noqa: E402
+from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
 from examples.tacotron2.extract_duration import load_model  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
 
