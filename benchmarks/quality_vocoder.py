@@ -17,7 +17,6 @@ normalised mel and (b) Griffin-Lim (`--griffin-lim-iters`, from the raw mel) to 
 
 import argparse
 import json
-import logging
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from tensorflow_tts.bin import preprocess
 from tensorflow_tts.configs.preprocess import PreprocessConfig
 from tensorflow_tts.losses.stft import TFMultiResolutionSTFT
 from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, load_generator, run_vocoder_training
+from tensorflow_tts.utils.logs import setup_logging
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "test" / "files" / "corpus" / "ljspeech"
@@ -74,7 +74,7 @@ def main(argv=None):
     parser.add_argument("--griffin-lim-iters", type=int, default=60)
     parser.add_argument("--eval-only", action="store_true", help="evaluate the run already in --workdir")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    setup_logging(0)
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="quality_vocoder_"))
     dump = workdir / "dump"

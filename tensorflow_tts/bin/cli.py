@@ -1,21 +1,9 @@
 """What every console script shares: the --verbose flag, logging set-up, the dump I/O flags."""
 
-import logging
-import sys
 from pathlib import Path
 
 from tensorflow_tts.configs import ConfigError, PreprocessConfig
-
-
-def add_verbose_flag(parser):
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
-
-
-def setup_logging(verbose):
-    """Log to stderr at the level `--verbose` asks for (the package's level, even if logging is set up)."""
-    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("tensorflow_tts").setLevel(level)
+from tensorflow_tts.utils.logs import add_verbose_flag, setup_logging  # noqa: F401  (re-exported for the scripts)
 
 
 def add_preprocess_flags(parser, rootdir_help, outdir_help):

@@ -20,6 +20,7 @@ import numpy as np
 
 from tensorflow_tts.alignment.textgrid import TextGridError, textgrid_to_durations
 from tensorflow_tts.dump import layout
+from tensorflow_tts.utils.logs import setup_logging
 
 logger = logging.getLogger("tensorflow_tts.textgrid_to_durations")
 
@@ -63,7 +64,7 @@ def convert_split(textgrids, dump_dir, split, args):
 
 def main(argv=None):
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    setup_logging(1)
     if not args.textgrid_dir.is_dir():
         logger.error("--textgrid-dir %s: no such folder", args.textgrid_dir)
         return 2

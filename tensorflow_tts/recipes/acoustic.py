@@ -8,7 +8,6 @@ import argparse
 import dataclasses
 import logging
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
 from tensorflow_tts.dump.statistics import read_stats
+from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 
 logger = logging.getLogger("tensorflow_tts.recipe")
 
@@ -263,13 +263,6 @@ def write_config(recipe, outdir, extra=None):
     values.update(extra or {})
     with open(outdir / "config.yml", "w", encoding="utf-8") as stream:
         yaml.safe_dump(values, stream, sort_keys=False)
-
-
-def setup_logging(verbose):
-    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    logging.getLogger("tensorflow_tts").setLevel(level)
-    logging.getLogger("tensorflow").setLevel(max(level, logging.WARNING))  # its INFO lines repeat per replica
 
 
 def as_bool(text):

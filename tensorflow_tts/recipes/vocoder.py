@@ -8,7 +8,6 @@ The four `examples/*/train_*.py` scripts only parse flags and call `run_vocoder_
 import argparse
 import logging
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +36,7 @@ from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.trainers.base_trainer import _to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
+from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 
 logger = logging.getLogger(__name__)
 
@@ -271,12 +271,6 @@ def build_train_parser(description):
     parser.add_argument("--discriminator_mixed_precision", type=int_flag, nargs="?", const=1, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
     return parser
-
-
-def setup_logging(verbose):
-    level = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbose]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("tensorflow_tts").setLevel(level)
 
 
 def _split_dir(path, flag):
