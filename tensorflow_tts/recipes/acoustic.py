@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 import yaml
 
 from tensorflow_tts.configs.aligner import AlignerConfig
@@ -30,6 +29,7 @@ from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
 from tensorflow_tts.dump.statistics import read_stats
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
+from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
 
 logger = logging.getLogger("tensorflow_tts.recipe")
 
@@ -230,29 +230,6 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
     if data_config.use_fixed_shapes:
         batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
     return batches, dataset
-
-
-def restore_weights(models, path):
-    """Load weights into ``models`` ({checkpoint name: model}) from a checkpoint or an .h5.
-
-    ``path``: a `ckpt-N` prefix, a checkpoint directory (its latest), or a single model's
-    `.h5` (then ``models`` must hold one model; TensorFlowTTS 1.8 files work too).
-    """
-    path = str(path)
-    if path.endswith(".h5"):
-        if len(models) != 1:
-            raise ValueError(f"{path}: an .h5 file holds one model, expected a checkpoint for {sorted(models)}")
-        next(iter(models.values())).load_weights(path)
-        return path
-    if os.path.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
-        if latest is None:
-            raise FileNotFoundError(f"{path}: no checkpoint in this directory")
-        path = latest
-    status = tf.train.Checkpoint(**models).restore(path)
-    status.expect_partial()
-    status.assert_existing_objects_matched()
-    return path
 
 
 def write_config(recipe, outdir, extra=None):

@@ -36,6 +36,7 @@ from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.trainers.base_trainer import _to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
+from tensorflow_tts.utils.checkpoints import restore_weights
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 
 logger = logging.getLogger(__name__)
@@ -412,16 +413,7 @@ def load_generator(config_path, checkpoint, num_mels=80):
     """
     _, model_values, _, vocoder_config = load_recipe(config_path)
     generator = build_generator(model_values, str(config_path)).build_once(num_mels)
-    checkpoint = str(checkpoint)
-    if checkpoint.endswith(".h5"):
-        generator.load_weights(checkpoint)
-    else:
-        if os.path.isdir(checkpoint):
-            latest = tf.train.latest_checkpoint(checkpoint)
-            if latest is None:
-                raise FileNotFoundError(f"--checkpoint {checkpoint}: no checkpoint in this folder")
-            checkpoint = latest
-        tf.train.Checkpoint(generator=generator).restore(checkpoint).expect_partial().assert_existing_objects_matched()
+    restore_weights({"generator": generator}, checkpoint, label="--checkpoint ")
     return generator, vocoder_config
 
 

@@ -27,6 +27,7 @@ from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator
 from tensorflow_tts.trainers.epochs import EpochBatches
 from tensorflow_tts.utils.strategy import is_chief
+from tensorflow_tts.utils.checkpoints import restore_weights
 
 logger = logging.getLogger(__name__)
 
@@ -734,19 +735,7 @@ class BaseTrainer:
 
     def load_pretrained(self, path):
         """Load model weights only (not optimizer, steps or learning rate)."""
-        models = self.models
-        path = str(path)
-        if path.endswith(".h5"):
-            if len(models) != 1:
-                raise ValueError(f"pretrained={path}: an .h5 holds one model; this trainer has {sorted(models)}")
-            next(iter(models.values())).load_weights(path)
-        else:
-            if os.path.isdir(path):
-                latest = tf.train.latest_checkpoint(path)
-                if latest is None:
-                    raise FileNotFoundError(f"pretrained={path}: no checkpoint in this directory")
-                path = latest
-            tf.train.Checkpoint(**models).restore(path).expect_partial()
+        path = restore_weights(self.models, path, label="pretrained=", strict=False)
         logger.info("loaded pretrained weights from %s", path)
 
 
