@@ -56,6 +56,30 @@ def test_folder_imports_stay_downward(folder):
     assert not wrong, f"tensorflow_tts/{folder}/ imports {sorted(wrong)}"
 
 
+def documented_graph():
+    """{folder: folders it imports} from the level table of docs/architecture.md."""
+    graph, levels = {}, {}
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].isdigit():
+            continue
+        imports = set() if cells[2].startswith("nothing") else {name.strip() for name in cells[2].split(",")}
+        for folder in cells[1].replace("`", "").split(","):
+            graph[folder.strip().rstrip("/")] = imports
+            levels[folder.strip().rstrip("/")] = int(cells[0])
+    return graph, levels
+
+
+def test_architecture_doc_shows_the_real_imports():
+    real = folder_graph()
+    documented, levels = documented_graph()
+    assert set(documented) == {folder for folder in real if (PACKAGE / folder / "__init__.py").is_file()}
+    for folder, imports in documented.items():
+        assert real.get(folder, set()) == imports, f"docs/architecture.md: {folder}/ imports {sorted(real.get(folder, ()))}"
+        assert all(levels[name] < levels[folder] for name in imports), f"{folder}/ imports a folder of its level or above"
+
+
 def test_no_import_cycle_between_folders():
     graph = folder_graph()
     visiting, done = [], set()
