@@ -91,6 +91,15 @@ class BaseConfig:
             raise ConfigError(f"{source}: {error}") from error
 
     @classmethod
+    def coerce(cls, config):
+        """What a model's ``__init__`` was given as its config: None (the defaults), a mapping or a config."""
+        if config is None:
+            return cls()
+        if isinstance(config, dict):
+            return cls.from_dict(config)
+        return config
+
+    @classmethod
     def from_yaml(cls, path):
         return cls.from_dict(read_yaml(path), source=str(path))
 

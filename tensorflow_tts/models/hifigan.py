@@ -153,11 +153,7 @@ class TFHifiGANMultiPeriodDiscriminator(tf.keras.Model):
     def __init__(self, config=None, **kwargs):
         kwargs.setdefault("name", "hifigan_multi_period_discriminator")
         super().__init__(**kwargs)
-        if config is None:
-            config = HifiGANDiscriminatorConfig()
-        elif isinstance(config, dict):
-            config = HifiGANDiscriminatorConfig.from_dict(config)
-        self.config = config
+        self.config = config = HifiGANDiscriminatorConfig.coerce(config)
         seed = config.initializer_seed
         self.discriminators = [
             TFHifiGANPeriodDiscriminator(

@@ -169,11 +169,7 @@ class TFMelGANMultiScaleDiscriminator(tf.keras.Model):
     def __init__(self, config=None, **kwargs):
         kwargs.setdefault("name", "melgan_discriminator")
         super().__init__(**kwargs)
-        if config is None:
-            config = MelGANDiscriminatorConfig()
-        elif isinstance(config, dict):
-            config = MelGANDiscriminatorConfig.from_dict(config)
-        self.config = config
+        self.config = config = MelGANDiscriminatorConfig.coerce(config)
         seed = config.initializer_seed
         self.discriminators = [
             TFMelGANDiscriminator(

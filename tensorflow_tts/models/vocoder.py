@@ -83,11 +83,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
     def __init__(self, config=None, **kwargs):
         kwargs.setdefault("name", self.default_name)
         super().__init__(**kwargs)
-        if config is None:
-            config = self.config_class()
-        elif isinstance(config, dict):
-            config = self.config_class.from_dict(config)
-        self.config = config
+        self.config = config = self.config_class.coerce(config)
 
     def _build_frame(self, make_stage):
         """The layout MelGAN and HiFi-GAN share: reflect-padded first conv; per upsampling scale
