@@ -34,6 +34,7 @@ from tensorflow_tts.configs.preprocess import PreprocessConfig
 from tensorflow_tts.losses.stft import TFMultiResolutionSTFT
 from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, load_generator, run_vocoder_training
 from tensorflow_tts.utils.logs import setup_logging
+from tensorflow_tts.dump import layout
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "test" / "files" / "corpus" / "ljspeech"
@@ -134,10 +135,10 @@ def evaluate(dump, outdir, griffin_lim_iters):
     mr_stft = TFMultiResolutionSTFT()
     rows = []
     split = dump / "valid"
-    for utt_id in sorted(np.load(dump / "valid_utt_ids.npy")):
-        reference = np.load(split / "wavs" / f"{utt_id}-wave.npy")
-        raw_mel = np.load(split / "raw-feats" / f"{utt_id}-raw-feats.npy")
-        norm_mel = np.load(split / "norm-feats" / f"{utt_id}-norm-feats.npy")
+    for utt_id in sorted(layout.load_utt_ids(dump, "valid")):
+        reference = layout.load_feature(layout.WAVE, split, utt_id)
+        raw_mel = layout.load_feature(layout.MEL, split, utt_id)
+        norm_mel = layout.load_feature(layout.NORM_MEL, split, utt_id)
         vocoded = generator(norm_mel[np.newaxis], training=False).numpy()[0, :, 0]
         reconstructed = griffin_lim(raw_mel, n_iter=griffin_lim_iters).numpy()
         assert len(vocoded) == len(reconstructed) == len(reference)
