@@ -16,11 +16,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run from a checkout without `pip install -e .` too.
-sys.path.insert(0, str(ROOT))
 
-import tensorflow_tts  # noqa: E402, F401  (sets up tf.keras before tensorflow is used)
-from tensorflow_tts.datasets import AcousticDataset, write_synthetic_dump  # noqa: E402
+import tensorflow_tts  # noqa: F401  (sets up tf.keras before tensorflow is used)
+from tensorflow_tts.datasets import AcousticDataset, write_synthetic_dump
 GOAL = 0.10
 
 

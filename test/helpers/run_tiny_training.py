@@ -6,18 +6,15 @@ writes the final weights to --weights-out (.npz).
 
 import argparse
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Run as a script, so its own folder is first on sys.path: `tiny` is helpers/tiny.py.
+from tiny import build_seq2seq_trainer, make_dataset, trainer_config
 
-from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config  # noqa: E402
-from tensorflow_tts.trainers.base_trainer import _learning_rate  # noqa: E402
-from tensorflow_tts.utils import return_strategy  # noqa: E402
+import numpy as np
 
-import numpy as np  # noqa: E402
+from tensorflow_tts.trainers.base_trainer import _learning_rate
+from tensorflow_tts.utils import return_strategy
 
 
 def main():
