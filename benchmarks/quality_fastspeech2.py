@@ -15,18 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+
+import numpy as np
+import tensorflow as tf
+
+from tensorflow_tts.dump.statistics import read_stats
+from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.recipes import acoustic as recipe_lib
+from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import tensorflow_tts  # noqa: E402,F401
-
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
-from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
-from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
-from tensorflow_tts.dump.statistics import read_stats  # noqa: E402
 
 
 class TimeBudgetTrainer(FastSpeech2Trainer):

@@ -35,15 +35,14 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import tensorflow as tf
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from measure import finish, op_types_of_trace, print_machine
+from tensorflow_tts.datasets.synthetic import write_synthetic_dump
+from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.recipes import acoustic as acoustic_recipe
+from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
+from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, run_vocoder_training
 
-from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
-from measure import finish, op_types_of_trace, print_machine  # noqa: E402
-from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
-from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
-from tensorflow_tts.recipes import acoustic as acoustic_recipe  # noqa: E402
-from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_train_parser, run_vocoder_training  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FASTSPEECH2 = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.v1.yaml"
 MB_MELGAN = REPO / "examples" / "multiband_melgan" / "conf" / "multiband_melgan.v1.yaml"

@@ -1,1 +1,1 @@
-"""Example recipes (train/decode scripts and configs); importable for tests: `from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer`."""
+"""Example recipes: thin train/decode scripts over `tensorflow_tts.recipes`, and their configs."""

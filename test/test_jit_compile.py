@@ -13,13 +13,13 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
 from examples.tacotron2 import train_tacotron2  # noqa: E402
 from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config  # noqa: E402
 from tensorflow_tts.configs.vocoder import split_vocoder_yaml  # noqa: E402
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
 from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
 from tensorflow_tts.recipes import acoustic as acoustic_recipe  # noqa: E402
+from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
 from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_vocoder_models  # noqa: E402
 
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"

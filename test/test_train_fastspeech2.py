@@ -14,14 +14,13 @@ import pytest
 import tensorflow as tf
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "test"))
+from helpers.events import read_events
+from tensorflow_tts.configs import FastSpeech2Config
+from tensorflow_tts.recipes import fastspeech, fastspeech2
+from tensorflow_tts.recipes.durations import extract_durations_main
+from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
 
-from examples.fastspeech2 import decode_fastspeech2, extract_durations, train_fastspeech2  # noqa: E402
-from examples.fastspeech2.train_fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
-from helpers.events import read_events  # noqa: E402
-from tensorflow_tts.configs import FastSpeech2Config  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 TINY_CONFIG = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
 TRAIN_SCRIPT = REPO / "examples" / "fastspeech2" / "train_fastspeech2.py"
@@ -92,7 +91,7 @@ def test_fastspeech2_trains_with_the_builtin_aligner_on_two_replicas(aligner_run
 
 def test_extracted_durations_sum_to_mel_lengths(aligner_run, ljspeech_dump, tmp_path):
     dump = Path(shutil.copytree(ljspeech_dump, tmp_path / "dump"))
-    status = extract_durations.main([
+    status = extract_durations_main([
         "--dump-dir", str(dump), "--checkpoint", str(aligner_run["outdir"] / "checkpoints"),
         "--config", str(aligner_run["config"]), "--batch-size", "16",
     ])
@@ -111,7 +110,7 @@ def test_extracted_durations_sum_to_mel_lengths(aligner_run, ljspeech_dump, tmp_
 def dump_with_bad_durations(aligner_run, ljspeech_dump, tmp_path_factory):
     """The corpus with extracted durations, one of them 3 frames short, and one empty utterance."""
     dump = Path(shutil.copytree(ljspeech_dump, tmp_path_factory.mktemp("dump_durations") / "dump"))
-    assert extract_durations.main([
+    assert extract_durations_main([
         "--dump-dir", str(dump), "--checkpoint", str(aligner_run["outdir"] / "checkpoints" / "aligner-3.h5"),
         "--config", str(aligner_run["config"]), "--verbose", "0",
     ]) == 0
@@ -138,7 +137,7 @@ def test_fastspeech2_uses_dump_durations_and_survives_bad_items(dump_with_bad_du
     config = write_config(tmp_path / "tiny.yaml", TINY_CONFIG, SMALL_FASTSPEECH2,
                           **{**SHORT_RUN, "train_max_steps": 2, "save_interval_steps": 2, "eval_interval_steps": 100})
     with caplog.at_level("WARNING"):
-        status = train_fastspeech2.main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
+        status = fastspeech2.train_main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
     assert status == 0
     assert "empty token sequence" in caplog.text and fixed_utt in caplog.text
     assert yaml.safe_load((tmp_path / "exp" / "config.yml").read_text())["use_internal_aligner"] is False
@@ -147,8 +146,6 @@ def test_fastspeech2_uses_dump_durations_and_survives_bad_items(dump_with_bad_du
 
 
 def test_fastspeech_trains_from_dump_durations(dump_with_bad_durations, tmp_path):
-    from examples.fastspeech import train_fastspeech
-
     dump, _ = dump_with_bad_durations
     small = dict(encoder_hidden_size=64, encoder_num_hidden_layers=1, encoder_attention_head_size=32,
                  encoder_intermediate_size=64, decoder_hidden_size=64, decoder_num_hidden_layers=1,
@@ -156,7 +153,7 @@ def test_fastspeech_trains_from_dump_durations(dump_with_bad_durations, tmp_path
                  n_conv_postnet=1, postnet_conv_filters=32)
     config = write_config(tmp_path / "fs.yaml", REPO / "examples" / "fastspeech" / "conf" / "fastspeech.v1.yaml", small,
                           **{**SHORT_RUN, "train_max_steps": 2, "save_interval_steps": 2, "eval_interval_steps": 100})
-    status = train_fastspeech.main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
+    status = fastspeech.train_main(["--dump-dir", str(dump), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
     assert status == 0
     events = read_events(str(tmp_path / "exp" / "train"))
     assert np.isfinite(events["total_loss"]["values"]).all()
@@ -164,15 +161,13 @@ def test_fastspeech_trains_from_dump_durations(dump_with_bad_durations, tmp_path
 
 
 def test_fastspeech_without_durations_says_how_to_get_them(ljspeech_dump, tmp_path, caplog):
-    from examples.fastspeech import train_fastspeech
-
     config = REPO / "examples" / "fastspeech" / "conf" / "fastspeech.v1.yaml"
-    status = train_fastspeech.main(["--dump-dir", str(ljspeech_dump), "--outdir", str(tmp_path), "--config", str(config)])
+    status = fastspeech.train_main(["--dump-dir", str(ljspeech_dump), "--outdir", str(tmp_path), "--config", str(config)])
     assert status == 2 and "extract_durations.py" in caplog.text
 
 
 def test_decode_writes_mels_and_plots(aligner_run, ljspeech_dump, tmp_path):
-    status = decode_fastspeech2.main([
+    status = fastspeech2.decode_main([
         "--rootdir", str(ljspeech_dump / "valid"), "--outdir", str(tmp_path),
         "--checkpoint", str(aligner_run["outdir"] / "checkpoints" / "model-3.h5"),
         "--config", str(aligner_run["config"]), "--num-samples", "2",
@@ -185,8 +180,8 @@ def test_decode_writes_mels_and_plots(aligner_run, ljspeech_dump, tmp_path):
 
 def test_decode_rejects_a_non_positive_speed_ratio(tmp_path, capsys):
     with pytest.raises(SystemExit) as error:
-        decode_fastspeech2.parse_args(["--rootdir", "x", "--outdir", str(tmp_path), "--checkpoint", "x",
-                                       "--config", "x", "--speed-ratio", "0"])
+        fastspeech2.parse_decode_args(["--rootdir", "x", "--outdir", str(tmp_path), "--checkpoint", "x",
+                                        "--config", "x", "--speed-ratio", "0"])
     assert error.value.code == 2 and "--speed-ratio 0.0: must be > 0" in capsys.readouterr().err
 
 
@@ -288,7 +283,7 @@ def test_use_griffin_writes_griffin_lim_audio_at_evaluation(ljspeech_dump, tmp_p
     outdir = tmp_path / "exp"
     # No --dataset_config: the preprocessing settings recorded in the dump are used.
     assert (ljspeech_dump / "preprocess_config.yml").is_file()
-    status = train_fastspeech2.main([
+    status = fastspeech2.train_main([
         "--dump-dir", str(ljspeech_dump), "--outdir", str(outdir), "--config", str(config),
     ])
     assert status == 0

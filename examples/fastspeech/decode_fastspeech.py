@@ -1,4 +1,5 @@
-"""Synthesise mels of a dump split with a trained FastSpeech; same flags as decode_fastspeech2.py.
+"""Synthesise mels of a dump split with a trained FastSpeech; same flags as decode_fastspeech2.py
+(`tensorflow_tts.recipes.fastspeech.decode_main`).
 
     python examples/fastspeech/decode_fastspeech.py --rootdir ./dump/valid --outdir ./predictions \
         --checkpoint ./exp/fastspeech/checkpoints/model-150000.h5 --config examples/fastspeech/conf/fastspeech.v1.yaml
@@ -7,14 +8,9 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # run from a checkout
 
-from examples.fastspeech2.decode_fastspeech2 import main as decode_main  # noqa: E402
-
-
-def main(argv=None):
-    return decode_main(argv, model_type="fastspeech")
-
+from tensorflow_tts.recipes.fastspeech import decode_main as main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

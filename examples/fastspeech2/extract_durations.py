@@ -6,102 +6,16 @@
 The durations (int32, one per token) sum exactly to each utterance's mel frames. With them
 in the dump, FastSpeech (and FastSpeech2 with `aligner_params: {enabled: false}`) train
 without the aligner.
+
+The recipe is `tensorflow_tts.recipes.durations.extract_durations_main`.
 """
 
-import argparse
-import logging
 import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # run from a checkout
 
-import tensorflow_tts  # noqa: E402,F401
-
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from tqdm import tqdm  # noqa: E402
-
-from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
-from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
-from tensorflow_tts.datasets import AcousticDataset  # noqa: E402
-from tensorflow_tts.layers.aligner import Aligner  # noqa: E402
-from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances  # noqa: E402
-
-logger = logging.getLogger("tensorflow_tts.extract_durations")
-
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Export the built-in aligner's durations into the dump.")
-    parser.add_argument("--dump-dir", required=True, help="the dump (holding train/ and valid/)")
-    parser.add_argument("--checkpoint", required=True, help="ckpt-N, a checkpoint folder, or aligner-N.h5")
-    parser.add_argument("--config", required=True, help="the YAML the aligner was trained with")
-    parser.add_argument("--outdir", default=None, help="dump to write into (default: --dump-dir)")
-    parser.add_argument("--splits", nargs="+", default=["train", "valid"])
-    parser.add_argument("--use-norm", default="1", type=recipe_lib.as_bool, help="as in training")
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
-    return parser.parse_args(argv)
-
-
-def extract_split(aligner, dump_dir, split, outdir, use_norm, batch_size):
-    """Align every usable utterance of a split and write its durations.
-
-    Returns: (files written, tokens that got 0 frames).
-    """
-    report = screen_utterances(dump_dir, split, mel_folder="norm-feats" if use_norm else "raw-feats")
-    dataset = AcousticDataset(
-        dump_dir, split, use_norm=use_norm, with_durations=False, with_f0_energy=False, utt_ids=report.kept
-    )
-    batches = dataset.create(batch_size=batch_size, shuffle=False, add_padding_ratio=False)
-
-    @tf.function(reduce_retracing=True)
-    def align(batch):
-        return aligner(batch["input_ids"], batch["mel_gts"], batch["input_lengths"], batch["mel_lengths"])["durations"]
-
-    folder = Path(outdir) / split / "durations"
-    folder.mkdir(parents=True, exist_ok=True)
-    written = zero = 0
-    for batch in tqdm(batches, desc=f"[{split}]", total=-(-len(dataset) // batch_size)):
-        durations = align(batch).numpy()
-        for row, utt_id in enumerate(batch["utt_ids"].numpy()):
-            utt_id = utt_id.decode()
-            length = int(batch["input_lengths"][row])
-            utt_durations = durations[row, :length].astype(np.int32)
-            assert utt_durations.sum() == int(batch["mel_lengths"][row]), utt_id
-            np.save(folder / f"{utt_id}-durations.npy", utt_durations, allow_pickle=False)
-            written += 1
-            zero += int((utt_durations == 0).sum())
-    logger.info(
-        "%s: wrote %d durations files to %s (%d utterances skipped, %d zero-frame tokens)",
-        split, written, folder, len(report.skipped), zero,
-    )
-    return written, zero
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    recipe_lib.setup_logging(args.verbose)
-    try:
-        recipe = recipe_lib.load_recipe(args.config, None)
-    except ConfigError as error:
-        logger.error("%s", error)
-        return 2
-    outdir = args.outdir or args.dump_dir
-    aligner = None
-    for split in args.splits:
-        try:
-            if aligner is None:
-                probe = AcousticDataset(args.dump_dir, split, use_norm=args.use_norm, with_durations=False, with_f0_energy=False)
-                aligner = Aligner(recipe.aligner_config, recipe.model_config.vocab_size, probe.num_mels).build_once()
-                models = {"aligner": aligner}
-                recipe_lib.restore_weights(models, args.checkpoint)
-            extract_split(aligner, args.dump_dir, split, outdir, args.use_norm, args.batch_size)
-        except (DumpCheckError, ValueError, FileNotFoundError) as error:
-            logger.error("%s", error)
-            return 2
-    return 0
-
+from tensorflow_tts.recipes.durations import extract_durations_main as main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

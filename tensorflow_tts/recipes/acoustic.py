@@ -52,7 +52,7 @@ class Recipe:
     aligner_config: AlignerConfig
     values: dict  # the whole YAML mapping, as read
     # 1.8 key (its LibriTTS FastSpeech2 recipe): at each evaluation, also write Griffin-Lim
-    # audio of the predicted mels (see `eval_griffin_lim`). Read by train_fastspeech2.py.
+    # audio of the predicted mels (see `eval_griffin_lim`). Read by recipes.fastspeech2.
     use_griffin: bool = False
 
 
@@ -230,6 +230,19 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
     if data_config.use_fixed_shapes:
         batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
     return batches, dataset
+
+
+def build_train_valid(train_dir, dev_dir, data_config, **common):
+    """`build_dataset` of the train split and, when ``dev_dir`` is given, of the valid split.
+
+    ``common``: `build_dataset`'s keyword arguments other than ``training``.
+    Returns: (train batches, valid batches or None, the train AcousticDataset).
+    """
+    train_batches, train_dataset = build_dataset(train_dir, data_config, training=True, **common)
+    valid_batches = None
+    if dev_dir:
+        valid_batches, _ = build_dataset(dev_dir, data_config, training=False, **common)
+    return train_batches, valid_batches, train_dataset
 
 
 def write_config(recipe, outdir, extra=None):
