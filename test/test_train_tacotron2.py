@@ -223,12 +223,12 @@ def test_extracted_durations_sum_to_every_mel_length(dump_with_durations):
 
 
 def test_fastspeech2_trains_on_the_extracted_durations(dump_with_durations, tmp_path, caplog):
-    from tensorflow_tts.recipes import fastspeech2
+    from tensorflow_tts.recipes import fastspeech2 as train_fastspeech2
 
     config = write_config(tmp_path / "fs2.yaml", FASTSPEECH2_TINY, train_max_steps=2, save_interval_steps=2,
                           eval_interval_steps=1000, log_interval_steps=1, batch_size=4)
     with caplog.at_level(logging.INFO, logger="tensorflow_tts"):
-        status = fastspeech2.train_main(
+        status = train_fastspeech2.main(
             ["--dump-dir", str(dump_with_durations), "--outdir", str(tmp_path / "exp"), "--config", str(config),
              "--verbose", "1"]
         )
