@@ -25,25 +25,23 @@ read as durations for FastSpeech 2). Writes alignment_<utt>.png and figures.json
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from pathlib import Path
 
+import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+
+import numpy as np
+import yaml
+
+from tensorflow_tts.alignment.attention import alignment_quality
+from tensorflow_tts.recipes import acoustic as recipe_lib
+from tensorflow_tts.recipes.tacotron2 import Tacotron2Trainer, load_model, parse_args as train_args, prepare
+from tensorflow_tts.recipes.tacotron2_extraction import screen_split, teacher_forced_batches
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import tensorflow_tts  # noqa: E402,F401
-
-import logging  # noqa: E402
-
-import numpy as np  # noqa: E402
-import yaml  # noqa: E402
-
-from tensorflow_tts.recipes import acoustic as recipe_lib  # noqa: E402
-from tensorflow_tts.alignment.attention import alignment_quality  # noqa: E402
-from examples.tacotron2.extract_duration import screen_split, teacher_forced_batches  # noqa: E402
-from examples.tacotron2.train_tacotron2 import Tacotron2Trainer, parse_args as train_args, prepare  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.quality_tacotron2")
 
@@ -180,8 +178,6 @@ def main(argv=None):
         config_path = outdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(values, sort_keys=False))
     if args.checkpoint:
-        from examples.tacotron2.extract_duration import load_model
-
         _, model = load_model(config_path, args.checkpoint)
         return report(measure(model, dump, outdir=outdir), outdir, steps=None, minutes=0.0)
     flags = train_args(["--dump-dir", str(dump), "--outdir", str(outdir / "exp"), "--config", str(config_path)])

@@ -2,7 +2,6 @@
 
 import tensorflow_tts  # noqa: F401
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,17 +9,16 @@ import pytest
 import tensorflow as tf
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config
+from tensorflow_tts.configs.vocoder import split_vocoder_yaml
+from tensorflow_tts.datasets.synthetic import write_synthetic_dump
+from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.recipes import acoustic as acoustic_recipe
+from tensorflow_tts.recipes import tacotron2 as tacotron2_recipe
+from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
+from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_vocoder_models
 
-from examples.tacotron2 import train_tacotron2  # noqa: E402
-from helpers.tiny import build_seq2seq_trainer, make_dataset, trainer_config  # noqa: E402
-from tensorflow_tts.configs.vocoder import split_vocoder_yaml  # noqa: E402
-from tensorflow_tts.datasets.synthetic import write_synthetic_dump  # noqa: E402
-from tensorflow_tts.optimizers import create_optimizer  # noqa: E402
-from tensorflow_tts.recipes import acoustic as acoustic_recipe  # noqa: E402
-from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2  # noqa: E402
-from tensorflow_tts.recipes.vocoder import VocoderGanTrainer, build_vocoder_models  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FASTSPEECH2_TINY = REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"
 TACOTRON2_TINY = REPO / "examples" / "tacotron2" / "conf" / "tacotron2.tiny.yaml"
@@ -86,7 +84,7 @@ def test_fastspeech2_losses_and_gradients_match_under_xla(tmp_path):
 def test_tacotron2_losses_and_gradients_match_under_xla(tmp_path, attention_type):
     # The teacher-forced decoder loop (tf.while_loop with tensor arrays, either attention)
     # differentiated inside one XLA program.
-    recipe = train_tacotron2.load_recipe(TACOTRON2_TINY)
+    recipe = tacotron2_recipe.load_recipe(TACOTRON2_TINY)
     config = recipe.model_config
     config.attention_type = attention_type
     for name in ("embedding_dropout_prob", "encoder_conv_dropout_rate", "prenet_dropout_rate", "postnet_dropout_rate",
@@ -97,11 +95,11 @@ def test_tacotron2_losses_and_gradients_match_under_xla(tmp_path, attention_type
     recipe.data_config.batch_size, recipe.data_config.batching = 2, "padded"
     recipe.data_config.mel_length_threshold = 0
     recipe.data_config.use_fixed_shapes = True  # one XLA program for every batch
-    batches, _, dataset = train_tacotron2.build_datasets(recipe, tmp_path / "dump" / "train", None, True, 1)
+    batches, _, dataset = tacotron2_recipe.build_datasets(recipe, tmp_path / "dump" / "train", None, True, 1)
     assert batches.element_spec["mel_gts"].shape[1] == dataset.longest_lengths()["mel_gts"]
-    trainer = train_tacotron2.Tacotron2Trainer(config={"outdir": str(tmp_path / "exp")},
-                                               training_config=recipe.training_config)
-    trainer.compile(train_tacotron2.build_tacotron2(config), create_optimizer(recipe.optimizer_params, 10))
+    trainer = tacotron2_recipe.Tacotron2Trainer(config={"outdir": str(tmp_path / "exp")},
+                                                training_config=recipe.training_config)
+    trainer.compile(tacotron2_recipe.build_tacotron2(config), create_optimizer(recipe.optimizer_params, 10))
     compare_forward_backward(trainer, next(iter(batches)), "model")
 
 

@@ -13,12 +13,12 @@ import tensorflow as tf
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # for examples.fastspeech2 (test_fastspeech2_trains_on_the_extracted_durations)
 sys.path.insert(0, str(REPO / "test"))
 
-from examples.tacotron2 import decode_tacotron2, extract_duration, extract_postnets, train_tacotron2  # noqa: E402
 from tensorflow_tts.alignment.attention import AlignmentError, alignment_quality, durations_from_alignment  # noqa: E402
-from examples.tacotron2.train_tacotron2 import (  # noqa: E402
+from tensorflow_tts.recipes import tacotron2, tacotron2_extraction  # noqa: E402
+from tensorflow_tts.recipes.tacotron2 import (  # noqa: E402
     Tacotron2TrainingConfig,
     attention_binarization_loss,
     load_recipe,
@@ -142,7 +142,7 @@ def test_every_recipe_yaml_loads(name):
 
 def test_unknown_yaml_key_is_an_error_naming_the_file(tmp_path, caplog):
     config = write_config(tmp_path / "bad.yaml", TINY, stop_token_weight=3.0)
-    status = train_tacotron2.main(["--train-dir", str(tmp_path), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
+    status = tacotron2.train_main(["--train-dir", str(tmp_path), "--outdir", str(tmp_path / "exp"), "--config", str(config)])
     assert status == 2
     assert "bad.yaml" in caplog.text and "stop_token_weight" in caplog.text
 
@@ -170,7 +170,7 @@ def trained(corpus_dump, tmp_path_factory):
     root = tmp_path_factory.mktemp("tacotron2_run")
     config = write_config(root / "tiny.yaml", TINY, **SHORT_RUN)
     outdir = root / "exp"
-    status = train_tacotron2.main(
+    status = tacotron2.train_main(
         ["--train-dir", str(corpus_dump / "train"), "--dev-dir", str(corpus_dump / "valid"), "--outdir", str(outdir),
          "--config", str(config), "--use-norm", "1", "--verbose", "0"]
     )
@@ -204,7 +204,7 @@ def test_training_writes_checkpoints_losses_and_alignment_images(trained):
 def dump_with_durations(trained, corpus_dump, tmp_path_factory):
     dump = tmp_path_factory.mktemp("tacotron2_durations") / "dump"
     shutil.copytree(corpus_dump, dump, ignore=shutil.ignore_patterns("wavs"))
-    status = extract_duration.main(
+    status = tacotron2_extraction.durations_main(
         ["--dump-dir", str(dump), "--checkpoint", str(trained["checkpoint"]), "--config", str(trained["config"]),
          "--batch-size", "16", "--verbose", "0"]
     )
@@ -238,7 +238,7 @@ def test_fastspeech2_trains_on_the_extracted_durations(dump_with_durations, tmp_
 
 
 def test_postnet_mels_have_the_frames_of_the_reference(trained, corpus_dump, tmp_path):
-    status = extract_postnets.main(
+    status = tacotron2_extraction.postnets_main(
         ["--rootdir", str(corpus_dump / "valid"), "--outdir", str(tmp_path), "--checkpoint", str(trained["checkpoint"]),
          "--config", str(trained["config"]), "--verbose", "0"]
     )
@@ -249,7 +249,7 @@ def test_postnet_mels_have_the_frames_of_the_reference(trained, corpus_dump, tmp
 
 
 def test_decode_writes_mels_cut_at_the_stop(trained, corpus_dump, tmp_path):
-    status = decode_tacotron2.main(
+    status = tacotron2.decode_main(
         ["--rootdir", str(corpus_dump / "valid"), "--outdir", str(tmp_path), "--checkpoint", str(trained["checkpoint"]),
          "--config", str(trained["config"]), "--maximum-iterations", "8", "--num-samples", "2", "--verbose", "0"]
     )
@@ -267,7 +267,7 @@ def test_unalignable_utterances_are_skipped_with_their_reason(trained, corpus_du
     np.save(dump / "valid" / "ids" / f"{empty}-ids.npy", np.zeros([0], np.int32))
     np.save(dump / "valid" / "norm-feats" / f"{short}-norm-feats.npy", np.zeros([1, 80], np.float32))
     with caplog.at_level(logging.WARNING, logger="tensorflow_tts"):
-        status = extract_duration.main(
+        status = tacotron2_extraction.durations_main(
             ["--dump-dir", str(dump), "--splits", "valid", "--checkpoint", str(trained["checkpoint"]),
              "--config", str(trained["config"]), "--verbose", "0"]
         )
