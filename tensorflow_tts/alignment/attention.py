@@ -2,7 +2,8 @@
 
 An alignment is Tacotron 2's ``alignment_history`` for one utterance: (tokens, decoder
 steps), each column a softmax over the tokens; one decoder step emits r frames.
-Used by extract_duration.py and benchmarks/quality_tacotron2.py.
+Used by tensorflow_tts/recipes/tacotron2_extraction.py (examples/tacotron2/extract_duration.py) and
+benchmarks/quality_tacotron2.py.
 """
 
 import dataclasses
