@@ -10,7 +10,9 @@ import pytest
 
 from tensorflow_tts.moved import MOVED_MODULES
 
-PACKAGE = Path(__file__).resolve().parent.parent / "tensorflow_tts"
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "tensorflow_tts"
+MAX_EXAMPLE_LINES = 60
 
 # folder -> folders of the package it must never import (docs/architecture.md).
 FORBIDDEN = {
@@ -147,3 +149,45 @@ def test_old_path_works_in_a_fresh_process_with_from_import():
 def test_unknown_old_path_still_fails():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("tensorflow_tts.utils.no_such_module")
+
+
+def wiring_lines(path):
+    """Lines of a script that are code: no blank lines, comments or docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstring_lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and ast.get_docstring(node):
+            first = node.body[0]
+            docstring_lines.update(range(first.lineno, first.end_lineno + 1))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line for number, line in enumerate(lines, 1)
+            if line.strip() and not line.strip().startswith("#") and number not in docstring_lines]
+
+
+MODEL_SCRIPTS = sorted(path for path in (REPO / "examples").glob("*/*.py")
+                       if path.name != "__init__.py" and path.parent.name != "demo")
+
+
+@pytest.mark.parametrize("script", MODEL_SCRIPTS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_example_scripts_are_thin_wiring(script):
+    assert len(wiring_lines(script)) <= MAX_EXAMPLE_LINES, f"{script}: the recipe belongs in tensorflow_tts/recipes/"
+
+
+def python_files_outside_examples():
+    for folder in ("tensorflow_tts", "test", "benchmarks"):
+        yield from (REPO / folder).rglob("*.py")
+
+
+def test_nothing_outside_examples_imports_examples_or_edits_sys_path():
+    offenders = []
+    for path in python_files_outside_examples():
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if any(name == "examples" or name.startswith("examples.") for name in names):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} imports examples")
+        if "sys.path.insert(" in text and path.name != "test_layout.py":
+            offenders.append(f"{path.relative_to(REPO)}: sys.path.insert")
+    assert not offenders, offenders

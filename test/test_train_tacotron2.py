@@ -12,20 +12,18 @@ import pytest
 import tensorflow as tf
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # for examples.fastspeech2 (test_fastspeech2_trains_on_the_extracted_durations)
-sys.path.insert(0, str(REPO / "test"))
-
-from tensorflow_tts.alignment.attention import AlignmentError, alignment_quality, durations_from_alignment  # noqa: E402
-from tensorflow_tts.recipes import tacotron2, tacotron2_extraction  # noqa: E402
-from tensorflow_tts.recipes.tacotron2 import (  # noqa: E402
+from helpers.events import read_events
+from tensorflow_tts.alignment.attention import AlignmentError, alignment_quality, durations_from_alignment
+from tensorflow_tts.losses.stop_token import stop_token_loss, stop_token_targets
+from tensorflow_tts.recipes import tacotron2, tacotron2_extraction
+from tensorflow_tts.recipes.tacotron2 import (
     Tacotron2TrainingConfig,
     attention_binarization_loss,
     load_recipe,
     teacher_forcing_ratio,
 )
-from helpers.events import read_events  # noqa: E402
-from tensorflow_tts.losses.stop_token import stop_token_loss, stop_token_targets  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
 
 CONF = REPO / "examples" / "tacotron2" / "conf"
 TINY = CONF / "tacotron2.tiny.yaml"
