@@ -10,8 +10,8 @@ binarization loss (tensorflow_tts.losses.alignment).
 
 import tensorflow as tf
 
-from tensorflow_tts.configs.aligner import AlignerConfig
 from tensorflow_tts.alignment.search import batch_monotonic_alignment_search
+from tensorflow_tts.configs.aligner import AlignerConfig
 
 _MASKED = -1e4  # a finite -inf: exp() of it is 0, and no inf - inf appears
 

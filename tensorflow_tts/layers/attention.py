@@ -3,14 +3,17 @@
 import tensorflow as tf
 
 from tensorflow_tts.layers.embeddings import truncated_normal
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
 
-class MultiHeadSelfAttention(tf.keras.layers.Layer):
+class MultiHeadSelfAttention(HyperParameterConfig, tf.keras.layers.Layer):
     """Self-attention with ``num_heads`` heads of ``head_size`` and an output projection.
 
     Padded keys (mask False) get no attention; padded queries still produce values, which
     the caller masks.
     """
+
+    hyperparameters = ("hidden_size", "num_heads", "head_size", "dropout_rate", "initializer_range")
 
     def __init__(self, hidden_size, num_heads, head_size, dropout_rate=0.0, initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
@@ -63,14 +66,3 @@ class MultiHeadSelfAttention(tf.keras.layers.Layer):
         if return_attention:
             return outputs, probabilities
         return outputs
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            hidden_size=self.hidden_size,
-            num_heads=self.num_heads,
-            head_size=self.head_size,
-            dropout_rate=self.dropout_rate,
-            initializer_range=self.initializer_range,
-        )
-        return config

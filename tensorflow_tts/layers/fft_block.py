@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from tensorflow_tts.layers.attention import MultiHeadSelfAttention
 from tensorflow_tts.layers.embeddings import truncated_normal
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
 
 def mish(x):
@@ -39,12 +40,15 @@ def get_activation(name):
         raise ValueError(f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}") from None
 
 
-class FFTBlock(tf.keras.layers.Layer):
+class FFTBlock(HyperParameterConfig, tf.keras.layers.Layer):
     """Self-attention and a two-conv feed-forward, each with dropout, residual and layer norm.
 
     Outputs are zero at padded steps, and every conv sees zeros there, so padding a
     sequence does not change its valid outputs.
     """
+
+    hyperparameters = ("hidden_size", "num_heads", "head_size", "intermediate_size", "kernel_size",
+        "activation", "hidden_dropout_rate", "attention_dropout_rate", "layer_norm_eps", "initializer_range")
 
     def __init__(
         self,
@@ -104,22 +108,6 @@ class FFTBlock(tf.keras.layers.Layer):
         if return_attention:
             return outputs, probabilities
         return outputs
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            hidden_size=self.hidden_size,
-            num_heads=self.num_heads,
-            head_size=self.head_size,
-            intermediate_size=self.intermediate_size,
-            kernel_size=self.kernel_size,
-            activation=self.activation,
-            hidden_dropout_rate=self.hidden_dropout_rate,
-            attention_dropout_rate=self.attention_dropout_rate,
-            layer_norm_eps=self.layer_norm_eps,
-            initializer_range=self.initializer_range,
-        )
-        return config
 
 
 class FFTStack(tf.keras.layers.Layer):

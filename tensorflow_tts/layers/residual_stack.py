@@ -6,6 +6,7 @@ activation layer named in a config.
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.weight_norm import conv1d, effective_kernel
 
 
@@ -69,11 +70,14 @@ class TFReflectionPad1d(tf.keras.layers.Layer):
         return {**super().get_config(), "padding_size": self.padding_size, "padding_type": self.padding_type}
 
 
-class TFResidualStack(tf.keras.layers.Layer):
+class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
     """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
 
     Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
     """
+
+    hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
+        "nonlinear_activation_params", "padding_type", "is_weight_norm", "initializer_seed")
 
     def __init__(
         self,
@@ -119,22 +123,8 @@ class TFResidualStack(tf.keras.layers.Layer):
         y = self.pointwise_conv(self.activation(y))
         return self.shortcut(x) + y
 
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "kernel_size": self.kernel_size,
-            "filters": self.filters,
-            "dilation_rate": self.dilation_rate,
-            "use_bias": self.use_bias,
-            "nonlinear_activation": self.nonlinear_activation,
-            "nonlinear_activation_params": self.nonlinear_activation_params,
-            "padding_type": self.padding_type,
-            "is_weight_norm": self.is_weight_norm,
-            "initializer_seed": self.initializer_seed,
-        }
 
-
-class TFHifiResBlock(tf.keras.layers.Layer):
+class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
     """HiFi-GAN residual block (type 1): for each dilation d,
     ``x = x + conv(pad(act(conv_d(pad(act(x))))))``.
 
@@ -143,6 +133,9 @@ class TFHifiResBlock(tf.keras.layers.Layer):
     even with ``is_weight_norm``; we keep that so its checkpoints load (hence no
     ``is_weight_norm`` argument here).
     """
+
+    hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
+        "nonlinear_activation_params", "padding_type", "initializer_seed")
 
     def __init__(
         self,
@@ -191,19 +184,6 @@ class TFHifiResBlock(tf.keras.layers.Layer):
             y = conv(pad(self.activation(y)))
             x = x + y
         return x
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "kernel_size": self.kernel_size,
-            "filters": self.filters,
-            "dilation_rate": self.dilation_rate,
-            "use_bias": self.use_bias,
-            "nonlinear_activation": self.nonlinear_activation,
-            "nonlinear_activation_params": self.nonlinear_activation_params,
-            "padding_type": self.padding_type,
-            "initializer_seed": self.initializer_seed,
-        }
 
 
 class TFMultiHifiResBlock(tf.keras.layers.Layer):

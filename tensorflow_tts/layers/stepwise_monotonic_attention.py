@@ -13,7 +13,10 @@ one used in free-running synthesis (``hard=True``: stay when ``p_j >= 0.5``).
 
 import tensorflow as tf
 
-from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, attention_context
+from tensorflow_tts.layers.location_attention import (
+    LocationSensitiveAttention,
+    attention_context,
+)
 
 
 class StepwiseMonotonicAttention(LocationSensitiveAttention):

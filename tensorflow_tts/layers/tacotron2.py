@@ -6,9 +6,14 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from tensorflow_tts.layers.embeddings import TokenEmbedding, truncated_normal
-from tensorflow_tts.layers.location_attention import LocationSensitiveAttention, window_mask
+from tensorflow_tts.layers.location_attention import (
+    LocationSensitiveAttention,
+    window_mask,
+)
 from tensorflow_tts.layers.postnet import ConvBatchNorm, keras_activation
-from tensorflow_tts.layers.stepwise_monotonic_attention import StepwiseMonotonicAttention
+from tensorflow_tts.layers.stepwise_monotonic_attention import (
+    StepwiseMonotonicAttention,
+)
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
 
 

@@ -7,9 +7,10 @@ predictors are this layer with different options.
 import tensorflow as tf
 
 from tensorflow_tts.layers.embeddings import SpeakerEmbedding
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
 
-class VariancePredictor(tf.keras.layers.Layer):
+class VariancePredictor(HyperParameterConfig, tf.keras.layers.Layer):
     """``num_conv_layers`` x (conv, activation and layer norm, dropout), then Dense(1).
 
     Args:
@@ -23,6 +24,10 @@ class VariancePredictor(tf.keras.layers.Layer):
         n_speakers, hidden_size: with ``n_speakers > 1`` a speaker embedding of
             ``hidden_size`` (the input width) is added to the input.
     """
+
+    hyperparameters = ("filters", "kernel_size", "num_conv_layers", "dropout_rate", "layer_norm_eps",
+        "activation", "norm_before_activation", "output_activation", "n_speakers", "hidden_size",
+        "initializer_range")
 
     _ACTIVATIONS = {"relu": tf.nn.relu, "relu6": tf.nn.relu6}
 
@@ -95,20 +100,3 @@ class VariancePredictor(tf.keras.layers.Layer):
         if self.output_activation is not None:
             outputs = self._ACTIVATIONS[self.output_activation](outputs)
         return tf.squeeze(outputs, -1)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            filters=self.filters,
-            kernel_size=self.kernel_size,
-            num_conv_layers=self.num_conv_layers,
-            dropout_rate=self.dropout_rate,
-            layer_norm_eps=self.layer_norm_eps,
-            activation=self.activation,
-            norm_before_activation=self.norm_before_activation,
-            output_activation=self.output_activation,
-            n_speakers=self.n_speakers,
-            hidden_size=self.hidden_size,
-            initializer_range=self.initializer_range,
-        )
-        return config

@@ -6,6 +6,7 @@ from tensorflow_tts.configs.hifigan import (
     HifiGANDiscriminatorConfig,
     HifiGANGeneratorConfig,
 )
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import (
     TFMultiHifiResBlock,
     make_activation,
@@ -67,8 +68,12 @@ class TFHifiGANGenerator(BaseVocoderGenerator):
         ]
 
 
-class TFHifiGANPeriodDiscriminator(tf.keras.layers.Layer):
+class TFHifiGANPeriodDiscriminator(HyperParameterConfig, tf.keras.layers.Layer):
     """Looks at audio folded into ``period`` columns: ``(B, T, 1) -> (B, T / period, period, 1)``, then strided 2-D convs."""
+
+    hyperparameters = ("period", "out_channels", "n_layers", "kernel_size", "strides", "filters",
+        "filter_scales", "max_filters", "nonlinear_activation", "nonlinear_activation_params",
+        "initializer_seed", "is_weight_norm")
 
     def __init__(
         self,
@@ -128,23 +133,6 @@ class TFHifiGANPeriodDiscriminator(tf.keras.layers.Layer):
             features.append(x)
         features.append(self.output_conv(x))
         return features
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "period": self.period,
-            "out_channels": self.out_channels,
-            "n_layers": self.n_layers,
-            "kernel_size": self.kernel_size,
-            "strides": self.strides,
-            "filters": self.filters,
-            "filter_scales": self.filter_scales,
-            "max_filters": self.max_filters,
-            "nonlinear_activation": self.nonlinear_activation,
-            "nonlinear_activation_params": self.nonlinear_activation_params,
-            "initializer_seed": self.initializer_seed,
-            "is_weight_norm": self.is_weight_norm,
-        }
 
 
 class TFHifiGANMultiPeriodDiscriminator(tf.keras.Model):

@@ -8,6 +8,7 @@ from tensorflow_tts.configs.melgan import (
     MelGANDiscriminatorConfig,
     MelGANGeneratorConfig,
 )
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import (
     TFReflectionPad1d,
     TFResidualStack,
@@ -76,8 +77,12 @@ class TFMelGANGenerator(BaseVocoderGenerator):
         ]
 
 
-class TFMelGANDiscriminator(tf.keras.layers.Layer):
+class TFMelGANDiscriminator(HyperParameterConfig, tf.keras.layers.Layer):
     """One MelGAN discriminator: conv, strided grouped convs, two convs; every feature map is returned."""
+
+    hyperparameters = ("out_channels", "kernel_sizes", "filters", "max_downsample_filters", "use_bias",
+        "downsample_scales", "nonlinear_activation", "nonlinear_activation_params", "padding_type",
+        "is_weight_norm", "initializer_seed")
 
     def __init__(
         self,
@@ -145,22 +150,6 @@ class TFMelGANDiscriminator(tf.keras.layers.Layer):
             features.append(x)
         features.append(self.output_conv(x))
         return features
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "out_channels": self.out_channels,
-            "kernel_sizes": self.kernel_sizes,
-            "filters": self.filters,
-            "max_downsample_filters": self.max_downsample_filters,
-            "use_bias": self.use_bias,
-            "downsample_scales": self.downsample_scales,
-            "nonlinear_activation": self.nonlinear_activation,
-            "nonlinear_activation_params": self.nonlinear_activation_params,
-            "padding_type": self.padding_type,
-            "is_weight_norm": self.is_weight_norm,
-            "initializer_seed": self.initializer_seed,
-        }
 
 
 class TFMelGANMultiScaleDiscriminator(tf.keras.Model):

@@ -12,6 +12,7 @@ import logging
 import tensorflow as tf
 
 from tensorflow_tts.configs.tacotron2 import Tacotron2Config
+
 # ConvBatchNorm, Tacotron2Prenet and DecoderState are not used here: imported so that their
 # old path, tensorflow_tts.models.tacotron2, keeps working.
 from tensorflow_tts.layers.postnet import ConvBatchNorm, Tacotron2Postnet  # noqa: F401
