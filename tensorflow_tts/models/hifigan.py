@@ -13,6 +13,7 @@ from tensorflow_tts.layers.residual_stack import (
     seeded_initializer,
 )
 from tensorflow_tts.layers.weight_norm import conv2d
+from tensorflow_tts.models.melgan import feature_maps
 from tensorflow_tts.models.vocoder import CONV, SEQ, UPSAMPLE, VAR, BaseVocoderGenerator
 
 
@@ -127,12 +128,7 @@ class TFHifiGANPeriodDiscriminator(HyperParameterConfig, tf.keras.layers.Layer):
         pad = (self.period - length % self.period) % self.period
         x = tf.pad(audio, [[0, 0], [0, pad], [0, 0]], mode="REFLECT")
         x = tf.reshape(x, [batch_size, -1, self.period, 1])
-        features = []
-        for conv in self.convs:
-            x = self.activation(conv(x))
-            features.append(x)
-        features.append(self.output_conv(x))
-        return features
+        return feature_maps(x, self.convs, self.activation, self.output_conv)
 
 
 class TFHifiGANMultiPeriodDiscriminator(tf.keras.Model):

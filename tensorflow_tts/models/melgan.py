@@ -28,6 +28,19 @@ from tensorflow_tts.models.vocoder import (  # noqa: F401
 )
 
 
+
+def feature_maps(x, convs, activation, output_conv):
+    """What a GAN discriminator returns: the activation of each conv in turn, then the score map.
+
+    Feature matching compares the maps; the adversarial loss reads the last one.
+    """
+    features = []
+    for conv in convs:
+        x = activation(conv(x))
+        features.append(x)
+    features.append(output_conv(x))
+    return features
+
 class TFMelGANGenerator(BaseVocoderGenerator):
     """MelGAN generator: conv, then per upsampling scale a transposed conv and residual stacks, then conv (+ tanh)."""
 
@@ -143,13 +156,7 @@ class TFMelGANDiscriminator(HyperParameterConfig, tf.keras.layers.Layer):
 
     def call(self, audio):
         """Args: audio ``(B, T, 1)``. Returns the feature maps ``[(B, T_l, C_l), ...]``; the last is the score map."""
-        x = self.first_pad(audio)
-        features = []
-        for conv in self.convs:
-            x = self.activation(conv(x))
-            features.append(x)
-        features.append(self.output_conv(x))
-        return features
+        return feature_maps(self.first_pad(audio), self.convs, self.activation, self.output_conv)
 
 
 class TFMelGANMultiScaleDiscriminator(tf.keras.Model):
