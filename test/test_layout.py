@@ -1,6 +1,7 @@
 """The package's rooms: which folder may import which, and old module paths that still import."""
 
 import ast
+import re
 import importlib
 import subprocess
 import sys
@@ -191,3 +192,21 @@ def test_nothing_outside_examples_imports_examples_or_edits_sys_path():
         if "sys.path.insert(" in text and path.name != "test_layout.py":
             offenders.append(f"{path.relative_to(REPO)}: sys.path.insert")
     assert not offenders, offenders
+
+
+def documented_imports():
+    """Every `from tensorflow_tts... import ...` line in the README, the docs, the example READMEs and the notebook."""
+    sources = [REPO / "README.md", *REPO.glob("docs/*.md"), *REPO.glob("examples/*/README.md"),
+               *REPO.glob("notebooks/*.ipynb"), REPO / "benchmarks" / "README.md"]
+    found = set()
+    for path in sources:
+        for match in re.finditer(r"from (tensorflow_tts[\w.]*) import ([\w, ]+)", path.read_text(encoding="utf-8")):
+            found.add((match.group(1), tuple(name.strip() for name in match.group(2).split(",") if name.strip())))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("module, names", documented_imports(), ids=lambda value: str(value))
+def test_every_import_the_docs_show_works(module, names):
+    imported = importlib.import_module(module)
+    for name in names:
+        assert hasattr(imported, name), f"{module} has no {name}"
