@@ -20,6 +20,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import numpy as np
 import tensorflow as tf
 
+from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.statistics import read_stats
 from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.recipes import acoustic as recipe_lib
@@ -60,13 +61,8 @@ def dtw_l1(prediction, reference):
 
 
 def utterances(dump, split):
-    for utt_id in np.load(dump / f"{split}_utt_ids.npy"):
-        utt_id = str(utt_id)
-        yield (
-            utt_id,
-            np.load(dump / split / "ids" / f"{utt_id}-ids.npy"),
-            np.load(dump / split / "norm-feats" / f"{utt_id}-norm-feats.npy"),
-        )
+    for utt_id in layout.load_utt_ids(dump, split):
+        yield utt_id, layout.load_feature(layout.IDS, dump / split, utt_id), layout.load_feature(layout.NORM_MEL, dump / split, utt_id)
 
 
 def main(argv=None):

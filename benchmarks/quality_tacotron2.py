@@ -36,6 +36,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import numpy as np
 import yaml
 
+from tensorflow_tts.dump import layout
 from tensorflow_tts.alignment.attention import alignment_quality
 from tensorflow_tts.recipes import acoustic as recipe_lib
 from tensorflow_tts.recipes.tacotron2 import Tacotron2Trainer, load_model, parse_args as train_args, prepare
@@ -69,7 +70,7 @@ def make_dump(outdir):
     from tensorflow_tts.bin import preprocess
 
     dump = Path(outdir) / "dump"
-    if not (dump / "valid_utt_ids.npy").is_file():
+    if not layout.utt_ids_path(dump, "valid").is_file():
         status = preprocess.main(
             ["--rootdir", str(CORPUS), "--outdir", str(dump), "--config", str(REPO / "preprocess" / "ljspeech_preprocess.yaml"),
              "--dataset", "ljspeech", "--verbose", "0"]

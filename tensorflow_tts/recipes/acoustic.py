@@ -320,3 +320,30 @@ def parse_training_args(parser, argv=None):
     if not args.train_dir:
         parser.error("give --train-dir (and --dev-dir) or --dump-dir")
     return args
+
+
+def read_utterances(rootdir, num_samples, config):
+    """[(utt_id, ids (T,) int32, speaker)] of a dump split to decode (the first ``num_samples``; all when None).
+
+    Empty token sequences are skipped with a warning; a token or speaker id the config cannot
+    embed is a ConfigError naming the utterance.
+    """
+    rootdir = Path(rootdir)
+    folder = rootdir / layout.IDS.folder
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder; --rootdir must be a dump split such as dump/valid")
+    utt_ids = layout.IDS.utt_ids(rootdir)
+    utterances = []
+    for utt_id in utt_ids[:num_samples] if num_samples else utt_ids:
+        ids = read_ids(layout.IDS.path(rootdir, utt_id))
+        if ids.size == 0:
+            logger.warning("%s: empty token sequence, skipped", utt_id)
+            continue
+        if ids.max() >= config.vocab_size:
+            raise ConfigError(f"{utt_id}: token id {ids.max()} >= vocab_size {config.vocab_size}; wrong config for this dump")
+        speaker_path = layout.SPEAKER_ID.path(rootdir, utt_id)
+        speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
+        if config.n_speakers > 1 and not 0 <= speaker < config.n_speakers:
+            raise ConfigError(f"{utt_id}: speaker id {speaker} outside [0, {config.n_speakers}) (n_speakers of the config)")
+        utterances.append((utt_id, ids, speaker))
+    return utterances

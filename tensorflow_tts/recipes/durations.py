@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.datasets import AcousticDataset
+from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances
 from tensorflow_tts.layers.aligner import Aligner
 from tensorflow_tts.recipes import acoustic as recipe_lib
@@ -42,7 +43,7 @@ def extract_split(aligner, dump_dir, split, outdir, use_norm, batch_size):
 
     Returns: (files written, tokens that got 0 frames).
     """
-    report = screen_utterances(dump_dir, split, mel_folder="norm-feats" if use_norm else "raw-feats")
+    report = screen_utterances(dump_dir, split, mel_folder=layout.mel_kind(use_norm).folder)
     dataset = AcousticDataset(
         dump_dir, split, use_norm=use_norm, with_durations=False, with_f0_energy=False, utt_ids=report.kept
     )
@@ -52,8 +53,6 @@ def extract_split(aligner, dump_dir, split, outdir, use_norm, batch_size):
     def align(batch):
         return aligner(batch["input_ids"], batch["mel_gts"], batch["input_lengths"], batch["mel_lengths"])["durations"]
 
-    folder = Path(outdir) / split / "durations"
-    folder.mkdir(parents=True, exist_ok=True)
     written = zero = 0
     for batch in tqdm(batches, desc=f"[{split}]", total=-(-len(dataset) // batch_size)):
         durations = align(batch).numpy()
@@ -62,12 +61,12 @@ def extract_split(aligner, dump_dir, split, outdir, use_norm, batch_size):
             length = int(batch["input_lengths"][row])
             utt_durations = durations[row, :length].astype(np.int32)
             assert utt_durations.sum() == int(batch["mel_lengths"][row]), utt_id
-            np.save(folder / f"{utt_id}-durations.npy", utt_durations, allow_pickle=False)
+            layout.save_feature(layout.DURATIONS, Path(outdir) / split, utt_id, utt_durations)
             written += 1
             zero += int((utt_durations == 0).sum())
     logger.info(
         "%s: wrote %d durations files to %s (%d utterances skipped, %d zero-frame tokens)",
-        split, written, folder, len(report.skipped), zero,
+        split, written, Path(outdir) / split / layout.DURATIONS.folder, len(report.skipped), zero,
     )
     return written, zero
 

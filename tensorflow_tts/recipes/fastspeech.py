@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from tensorflow_tts.alignment.durations import fix_batch_durations
 from tensorflow_tts.configs.base_config import ConfigError
+from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import DumpCheckError
 from tensorflow_tts.losses.spectrogram import log_duration_loss, masked_mel_mae
 from tensorflow_tts.models import TFFastSpeech
@@ -137,15 +138,6 @@ def parse_decode_args(argv=None, model_type="fastspeech"):
     return args
 
 
-def list_utterances(rootdir, num_samples):
-    """The sorted utterance ids of a dump split's ids/ folder (the first ``num_samples``; all when None)."""
-    folder = Path(rootdir) / "ids"
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder; --rootdir must be a dump split such as dump/valid")
-    utt_ids = sorted(path.name[: -len("-ids.npy")] for path in folder.glob("*-ids.npy"))
-    return utt_ids[:num_samples] if num_samples else utt_ids
-
-
 def decode_main(argv=None, model_type="fastspeech"):
     """Write <utt>-{norm,raw}-feats.npy (the mel after the postnet, (frames, num_mels)) and <utt>.png
     for the utterances of a dump split, with predicted durations (and F0/energy for FastSpeech2).
@@ -158,7 +150,7 @@ def decode_main(argv=None, model_type="fastspeech"):
     recipe_lib.setup_logging(args.verbose)
     try:
         recipe = recipe_lib.load_recipe(args.config, model_type)
-        utt_ids = list_utterances(args.rootdir, args.num_samples)
+        utterances = recipe_lib.read_utterances(args.rootdir, args.num_samples, recipe.model_config)
     except (ConfigError, FileNotFoundError) as error:
         decode_logger.error("%s", error)
         return 2
@@ -168,28 +160,10 @@ def decode_main(argv=None, model_type="fastspeech"):
     recipe_lib.restore_weights({"model": model}, args.checkpoint)
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    feats = "norm-feats" if args.use_norm else "raw-feats"
+    mel_kind = layout.mel_kind(args.use_norm)
     written = 0
-    for start in tqdm(range(0, len(utt_ids), args.batch_size), desc="[decode]"):
-        batch_ids = []
-        for utt_id in utt_ids[start : start + args.batch_size]:
-            ids = recipe_lib.read_ids(rootdir / "ids" / f"{utt_id}-ids.npy")
-            if ids.size == 0:
-                decode_logger.warning("%s: empty token sequence, skipped", utt_id)
-                continue
-            if ids.max() >= config.vocab_size:
-                decode_logger.error(
-                    "%s: token id %d >= vocab_size %d; wrong config for this dump", utt_id, ids.max(), config.vocab_size
-                )
-                return 2
-            speaker_path = rootdir / "speaker-ids" / f"{utt_id}-speaker-ids.npy"
-            speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
-            if config.n_speakers > 1 and not 0 <= speaker < config.n_speakers:
-                decode_logger.error(
-                    "%s: speaker id %d outside [0, %d) (n_speakers of the config)", utt_id, speaker, config.n_speakers
-                )
-                return 2
-            batch_ids.append((utt_id, ids, speaker))
+    for start in tqdm(range(0, len(utterances), args.batch_size), desc="[decode]"):
+        batch_ids = utterances[start : start + args.batch_size]
         if not batch_ids:
             continue
         width = max(len(ids) for _, ids, _ in batch_ids)
@@ -206,8 +180,8 @@ def decode_main(argv=None, model_type="fastspeech"):
         for row, (utt_id, _, _) in enumerate(batch_ids):
             length = int(durations[row].sum())
             mel = mel_after[row, :length].astype(np.float32)
-            np.save(outdir / f"{utt_id}-{feats}.npy", mel, allow_pickle=False)
-            reference_path = rootdir / feats / f"{utt_id}-{feats}.npy"
+            np.save(outdir / f"{utt_id}{mel_kind.file_suffix}", mel, allow_pickle=False)
+            reference_path = mel_kind.path(rootdir, utt_id)
             reference = np.load(reference_path) if reference_path.is_file() else None
             if length == 0:
                 decode_logger.warning("%s: every predicted duration is 0; wrote an empty mel and no plot", utt_id)

@@ -25,6 +25,7 @@ from tensorflow_tts.losses.spectrogram import masked_mel_mae, masked_mel_mse
 from tensorflow_tts.losses.stop_token import decoder_steps, stop_token_loss
 from tensorflow_tts.models import TFTacotron2
 from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.dump import layout
 from tensorflow_tts.recipes import acoustic
 from tensorflow_tts.trainers import Seq2SeqBasedTrainer
 
@@ -335,28 +336,6 @@ def stop_length(stop_logits, reduction_factor, threshold):
     return int((np.argmax(stopped) + 1) * reduction_factor) if stopped.any() else int(steps.size)
 
 
-def read_utterances(rootdir, num_samples, config):
-    """[(utt_id, ids, speaker)] of a split; empty ones are skipped with a warning."""
-    folder = Path(rootdir) / "ids"
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder; --rootdir must be a dump split such as dump/valid")
-    utt_ids = sorted(path.name[: -len("-ids.npy")] for path in folder.glob("*-ids.npy"))
-    utterances = []
-    for utt_id in utt_ids[:num_samples] if num_samples else utt_ids:
-        ids = acoustic.read_ids(folder / f"{utt_id}-ids.npy")
-        if ids.size == 0:
-            decode_logger.warning("%s: empty token sequence, skipped", utt_id)
-            continue
-        if ids.max() >= config.vocab_size:
-            raise ConfigError(f"{utt_id}: token id {ids.max()} >= vocab_size {config.vocab_size}; wrong config for this dump")
-        speaker_path = Path(rootdir) / "speaker-ids" / f"{utt_id}-speaker-ids.npy"
-        speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
-        if config.n_speakers > 1 and not 0 <= speaker < config.n_speakers:
-            raise ConfigError(f"{utt_id}: speaker id {speaker} outside [0, {config.n_speakers}) (n_speakers of the config)")
-        utterances.append((utt_id, ids, speaker))
-    return utterances
-
-
 def decode_main(argv=None):
     """The decode_tacotron2.py command line: free-running synthesis of a dump split.
 
@@ -368,7 +347,7 @@ def decode_main(argv=None):
     acoustic.setup_logging(args.verbose)
     try:
         _, model = load_model(args.config, args.checkpoint)
-        utterances = read_utterances(args.rootdir, args.num_samples, model.config)
+        utterances = acoustic.read_utterances(args.rootdir, args.num_samples, model.config)
     except (ConfigError, FileNotFoundError, ValueError) as error:
         decode_logger.error("%s", error)
         return 2
@@ -381,7 +360,7 @@ def decode_main(argv=None):
     r, threshold = model.config.reduction_factor, model.config.stop_threshold
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    feats = "norm-feats" if args.use_norm else "raw-feats"
+    feats = layout.mel_kind(args.use_norm).suffix
     for start in tqdm(range(0, len(utterances), args.batch_size), desc="[decode]"):
         chunk = utterances[start : start + args.batch_size]
         width = max(len(ids) for _, ids, _ in chunk)

@@ -22,6 +22,7 @@ from tensorflow_tts.alignment.attention import AlignmentError, durations_from_al
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.datasets import AcousticDataset
 from tensorflow_tts.datasets.dump_dataset import DumpError
+from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import DumpCheckError, screen_utterances
 from tensorflow_tts.recipes import acoustic
 from tensorflow_tts.recipes.tacotron2 import load_model
@@ -67,7 +68,7 @@ def screen_split(dump_dir, split, use_norm, reduction_factor, n_speakers=None, v
     Skips empty token sequences and mels shorter than one decoder step (r frames), with a
     warning naming each one.
     """
-    mel_folder = "norm-feats" if use_norm else "raw-feats"
+    mel_folder = layout.mel_kind(use_norm).folder
     report = screen_utterances(dump_dir, split, mel_folder=mel_folder, n_speakers=n_speakers, vocab_size=vocab_size)
     kept, skipped = [], dict(report.skipped)
     for utt_id in report.kept:
@@ -148,7 +149,7 @@ def extract_durations_split(model, dump_dir, split, outdir, use_norm, batch_size
             skipped[item["utt_id"]] = str(error)
             logger.warning("%s", error)
             continue
-        np.save(outdir / f"{item['utt_id']}-durations.npy", durations, allow_pickle=False)
+        np.save(outdir / f"{item['utt_id']}{layout.DURATIONS.file_suffix}", durations, allow_pickle=False)
         written += 1
         zero_tokens += int((durations == 0).sum())
     logger.info(
@@ -162,12 +163,12 @@ def extract_postnets_split(model, dump_dir, split, outdir, use_norm, batch_size,
     """Write <outdir>/postnets/<utt>-postnet.npy for every usable utterance; returns the count."""
     config = model.config
     utt_ids, _ = screen_split(dump_dir, split, use_norm, config.reduction_factor, config.n_speakers, config.vocab_size)
-    folder = Path(outdir) / "postnets"
+    folder = Path(outdir) / layout.POSTNET.folder
     folder.mkdir(parents=True, exist_ok=True)
     written = 0
     for item in teacher_forced_batches(model, dump_dir, split, utt_ids, use_norm, batch_size, window):
         mel = item["mel_after"].astype(np.float32)
-        np.save(folder / f"{item['utt_id']}-postnet.npy", mel, allow_pickle=False)
+        np.save(folder / f"{item['utt_id']}{layout.POSTNET.file_suffix}", mel, allow_pickle=False)
         written += 1
     postnets_logger.info("%s/%s: wrote %d postnet mels to %s", dump_dir, split, written, folder)
     return written
@@ -214,7 +215,7 @@ def durations_main(argv=None):
     """The extract_duration.py command line; returns the exit status (2: bad config, checkpoint, dump)."""
 
     def default_outdir(dump_dir, split):
-        return Path(dump_dir) / split / "durations"
+        return Path(dump_dir) / split / layout.DURATIONS.folder
 
     return run_extraction(parse_durations_args(argv), extract_durations_split, default_outdir)
 
