@@ -1,7 +1,7 @@
-"""Small helpers that import no other package folder: strategy selection, plotting.
+"""Small helpers that import no other package folder: strategy selection, plotting, logging set-up, checkpoint loading.
 
-TensorFlow-dependent helpers are imported lazily so the text front ends and audio code
-that use `tensorflow_tts.utils` do not pay for importing TensorFlow.
+`return_strategy` (1.8's `from tensorflow_tts.utils import return_strategy`) is imported
+lazily, so importing this package does not import TensorFlow.
 """
 
 
