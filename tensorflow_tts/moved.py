@@ -48,16 +48,16 @@ class SplitModule(types.ModuleType):
 
     def __init__(self, name, homes):
         super().__init__(name, f"Moved: its names now live in {', '.join(homes)}.")
-        self.__homes__ = [importlib.import_module(home) for home in homes]
+        self._homes = [importlib.import_module(home) for home in homes]
 
     def __getattr__(self, attribute):
-        for home in self.__homes__:
+        for home in self._homes:
             if hasattr(home, attribute):
                 return getattr(home, attribute)
         raise AttributeError(f"module {self.__name__!r} has no attribute {attribute!r}")
 
     def __dir__(self):
-        return sorted({name for home in self.__homes__ for name in dir(home)})
+        return sorted({name for home in self._homes for name in dir(home)})
 
 
 class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

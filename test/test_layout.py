@@ -116,14 +116,11 @@ def test_old_module_path_is_the_moved_module(old):
 @pytest.mark.parametrize("old", SPLIT)
 def test_split_module_serves_every_public_name_of_its_new_homes(old):
     module = importlib.import_module(old)
-    for home_name in MOVED_MODULES[old]:
-        home = importlib.import_module(home_name)
-        for name in (name for name in vars(home) if not name.startswith("_")):
-            assert name in dir(module)
-            if getattr(home, name).__class__.__name__ != "module":
-                # the first home that has a name serves it; it is the same object there
-                assert getattr(module, name) is getattr(importlib.import_module(
-                    next(h for h in MOVED_MODULES[old] if hasattr(importlib.import_module(h), name))), name)
+    homes = [importlib.import_module(home) for home in MOVED_MODULES[old]]
+    for name in {name for home in homes for name in vars(home) if not name.startswith("_")}:
+        first_home = next(home for home in homes if hasattr(home, name))
+        assert name in dir(module)
+        assert getattr(module, name) is getattr(first_home, name)
     with pytest.raises(AttributeError, match="no attribute"):
         module.no_such_name
 

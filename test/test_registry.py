@@ -50,7 +50,7 @@ def tiny_model(entry):
     return model
 
 
-def serving_inputs(model, entry):
+def serving_inputs(model):
     """A batch of one for each named serving input."""
     values = {
         "input_ids": tf.constant([[3, 5, 7, 2, 9]], tf.int32), "input_lengths": tf.constant([5], tf.int32),
@@ -88,7 +88,7 @@ def test_registered_model_builds_saves_and_loads_back(entry, tmp_path):
 def test_registered_servable_model_exports_a_saved_model_that_serves_as_keras(entry, tmp_path):
     model = tiny_model(entry)
     assert model_type_of(model) == entry.name
-    inputs = serving_inputs(model, entry)
+    inputs = serving_inputs(model)
     expected = model.serve(inputs)
     if entry.role == registry.ACOUSTIC:
         assert expected[model.mel_output].shape[-1] == model.num_mels == NUM_MELS

@@ -3,12 +3,12 @@
 For acoustic models (Tacotron 2, FastSpeech, FastSpeech 2).
 """
 
-import numpy as np
 import tensorflow as tf
 
-from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature
+from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpFeature
 from tensorflow_tts.datasets.npy_io import read_npy_header
 from tensorflow_tts.dump import layout
+from tensorflow_tts.dump.statistics import read_stats
 
 
 class AcousticDataset(DumpDataset):
@@ -71,17 +71,8 @@ class AcousticDataset(DumpDataset):
         )
         self.f0_stats = self.energy_stats = None
         if normalize_f0_energy and self.with_f0_energy:
-            self.f0_stats = self._read_stats(layout.F0_STATS_NAME)
-            self.energy_stats = self._read_stats(layout.ENERGY_STATS_NAME)
-
-    def _read_stats(self, name):
-        path = self.dump_dir / name
-        if not path.is_file():
-            raise DumpError(f"{path}: missing; rerun tensorflow-tts-preprocess or pass normalize_f0_energy=False")
-        stats = np.load(path).astype(np.float32).reshape(-1)
-        if stats.shape != (2,):
-            raise DumpError(f"{path}: expected [mean, std], got {stats.size} values")
-        return stats
+            self.f0_stats = read_stats(self.dump_dir / layout.F0_STATS_NAME)
+            self.energy_stats = read_stats(self.dump_dir / layout.ENERGY_STATS_NAME)
 
     @property
     def num_mels(self):

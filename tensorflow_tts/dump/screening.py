@@ -12,13 +12,14 @@ from tensorflow_tts.dump.layout import (
     MEL_KINDS,
     NORM_MEL,
     SPEAKER_ID,
+    DumpError,
     split_utt_ids,
 )
 
 logger = logging.getLogger(__name__)
 
 
-class DumpCheckError(ValueError):
+class DumpCheckError(DumpError):
     """A dump that an acoustic model cannot be trained on as it is (the message says why and the fix)."""
 
 

@@ -18,6 +18,7 @@ from tensorflow_tts.inference.auto import TFAutoModel
 from tensorflow_tts.inference.pretrained import PretrainedError
 from tensorflow_tts.inference.streaming import receptive_field_frames
 from tensorflow_tts.models import registry
+from tensorflow_tts.models.serving import function_over
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +43,6 @@ def model_type_of(model):
         exportable = registry.of_role(registry.ACOUSTIC) + registry.of_role(registry.VOCODER)
         raise ExportError(f"{type(model).__name__} is not an exportable model; expected one of "
                           f"{', '.join(entry.model_class.__name__ for entry in exportable)}") from None
-
-
-def vocoder_num_mels(vocoder):
-    """Mel bins a built vocoder reads."""
-    return vocoder.num_mels
 
 
 def model_info(model, sampling_rate=None, hop_size=None):
@@ -112,7 +108,7 @@ def check_pair(acoustic_info, vocoder_info):
 # --------------------------------------------------------------------------- serving functions
 def input_signature(model, batch_size=None):
     """Named TensorSpecs of a model's serving inputs; time axes are None (any length)."""
-    model_type_of(model)
+    model_type_of(model)  # an ExportError naming the model when it is not one of ours
     return model.serving_signature(batch_size)
 
 
@@ -126,7 +122,7 @@ def serving_function(model, batch_size=None):
     Vocoders: mels (B, F, num_mels) -> audio (B, F * hop_size, 1).
     (Each model's `serving_signature` and `serve`; see models/serving.py.)
     """
-    model_type_of(model)
+    model_type_of(model)  # an ExportError naming the model when it is not one of ours
     return model.serving_function(batch_size)
 
 
@@ -138,14 +134,12 @@ def text2wav_function(acoustic, vocoder, batch_size=1):
     if not acoustic.built:
         acoustic.build_once()
     check_pair(model_info(acoustic), model_info(vocoder))
-    specs = acoustic.serving_signature(batch_size)
-    names = [spec.name for spec in specs]
 
-    def serve(*args):
-        outputs = acoustic.serve(dict(zip(names, args)), batch_size)
-        return {"audio": vocoder.serve({"mels": outputs[acoustic.mel_output]}, batch_size)["audio"]}
+    def serve(inputs):
+        mels = acoustic.serve(inputs, batch_size)[acoustic.mel_output]
+        return vocoder.serve({"mels": mels}, batch_size)
 
-    return tf.function(serve, input_signature=specs, autograph=False)
+    return function_over(acoustic.serving_signature(batch_size), serve)
 
 
 # --------------------------------------------------------------------------- SavedModel

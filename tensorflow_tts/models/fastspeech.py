@@ -108,6 +108,8 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
 
     config_class = FastSpeechConfig
     legacy_renames = FASTSPEECH_LEGACY_RENAMES  # old weight name -> ours, see legacy_renamer
+    mel_output = "mel_after"
+    serving_outputs = ("mel_before", "mel_after", "durations")  # what `_inference` returns, in order
 
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
@@ -201,10 +203,6 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         """`_inference`, refusing a non-positive speed ratio with a clear error."""
         with tf.control_dependencies([self._assert_positive_speed(speed_ratios)]):
             return self._inference(input_ids, speaker_ids, speed_ratios)
-
-    mel_output = "mel_after"
-    # Names of what `_inference` returns, in order.
-    serving_outputs = ("mel_before", "mel_after", "durations")
 
     @property
     def num_mels(self):

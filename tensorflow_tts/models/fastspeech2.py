@@ -26,6 +26,7 @@ class TFFastSpeech2(TFFastSpeech):
     """
 
     config_class = FastSpeech2Config
+    serving_outputs = TFFastSpeech.serving_outputs + ("f0_outputs", "energy_outputs")
     legacy_renames = FASTSPEECH2_LEGACY_RENAMES
 
     def __init__(self, config, **kwargs):
@@ -62,8 +63,6 @@ class TFFastSpeech2(TFFastSpeech):
         return tf.keras.layers.Conv1D(
             self.config.encoder_hidden_size, VARIANCE_EMBEDDING_KERNEL_SIZE, padding="same", name=name
         )
-
-    serving_outputs = TFFastSpeech.serving_outputs + ("f0_outputs", "energy_outputs")
 
     def serving_signature(self, batch_size=None):
         return super().serving_signature(batch_size) + [

@@ -7,6 +7,22 @@ methods instead of switching on its model_type or calling its private methods.
 import tensorflow as tf
 
 
+def function_over(specs, call):
+    """A tf.function over the named TensorSpecs ``specs`` (arguments by position) that calls
+    ``call(inputs)`` with them as a dict {name: tensor}.
+
+    Traced without autograph: our models write their loops as tf.while_loop and branch
+    only on Python values, and converting the call of every Keras layer took ~5 s of the
+    first synthesis in a fresh process.
+    """
+    names = [spec.name for spec in specs]
+
+    def serve(*args):
+        return call(dict(zip(names, args)))
+
+    return tf.function(serve, input_signature=specs, autograph=False)
+
+
 class ServableModel:
     """Mixin of the models that can be exported and served (acoustic models and vocoders).
 
@@ -30,18 +46,7 @@ class ServableModel:
         raise NotImplementedError
 
     def serving_function(self, batch_size=None):
-        """``serve`` as a tf.function over ``serving_signature``, its arguments by position.
-
-        Traced without autograph: our models write their loops as tf.while_loop and branch
-        only on Python values, and converting the call of every Keras layer took ~5 s of the
-        first synthesis in a fresh process.
-        """
+        """``serve`` as a tf.function over ``serving_signature`` (see `function_over`)."""
         if not self.built:
             self.build_once()
-        specs = self.serving_signature(batch_size)
-        names = [spec.name for spec in specs]
-
-        def serve(*args):
-            return self.serve(dict(zip(names, args)), batch_size)
-
-        return tf.function(serve, input_signature=specs, autograph=False)
+        return function_over(self.serving_signature(batch_size), lambda inputs: self.serve(inputs, batch_size))

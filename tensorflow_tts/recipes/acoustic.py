@@ -27,7 +27,7 @@ from tensorflow_tts.datasets import AcousticDataset
 from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
-from tensorflow_tts.dump.statistics import read_stats
+from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
 
@@ -126,16 +126,14 @@ def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *
     settings are found; settings that disagree with the dump are a ConfigError naming them.
     """
     from tensorflow_tts.audio.griffin_lim import TFGriffinLim
-    from tensorflow_tts.dump.layout import CONFIG_NAME
-    from tensorflow_tts.dump.statistics import load_mel_statistics
 
     if not preprocess_config_path:
-        recorded = Path(dump_dir) / CONFIG_NAME
+        recorded = Path(dump_dir) / layout.CONFIG_NAME
         if not recorded.is_file():
             logger.warning(
                 "use_griffin: %s has no %s (dumps made before it was written) and no --dataset_config was given; "
                 "evaluation writes no Griffin-Lim audio. Pass --dataset_config preprocess/<corpus>_preprocess.yaml "
-                "to get it", dump_dir, CONFIG_NAME,
+                "to get it", dump_dir, layout.CONFIG_NAME,
             )
             return None
         preprocess_config_path = recorded
