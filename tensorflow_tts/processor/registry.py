@@ -6,6 +6,7 @@ from typing import Dict, Type
 
 from tensorflow_tts.processor.baker import BakerProcessor
 from tensorflow_tts.processor.base_processor import BaseProcessor, DataProcessorError, find_mapper_file
+from tensorflow_tts.processor.jsut import JSUTProcessor
 from tensorflow_tts.processor.kss import KSSProcessor
 from tensorflow_tts.processor.libritts import LibriTTSProcessor
 from tensorflow_tts.processor.ljspeech import LJSpeechProcessor
@@ -21,6 +22,7 @@ PROCESSOR_CLASSES = (
     KSSProcessor,
     ThorstenProcessor,
     SynpaflexProcessor,
+    JSUTProcessor,
 )
 
 # "LJSpeechProcessor" and "ljspeech" both resolve; lookups ignore case.
