@@ -5,6 +5,7 @@ scripts, benchmarks) names its folders and files through these definitions.
 """
 
 import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -16,6 +17,8 @@ REPORT_NAME = "preprocess_report.json"
 # The preprocessing settings the dump was made with, so later stages can invert or check
 # its features (e.g. Griffin-Lim audio at evaluation) without being told the YAML again.
 CONFIG_NAME = "preprocess_config.yml"
+# The processor's symbol table and speakers, `<dataset>_mapper.json` (processor.save_pretrained).
+MAPPER_GLOB = "*_mapper.json"
 STATS_NAME = "stats.npy"
 F0_STATS_NAME = "stats_f0.npy"
 ENERGY_STATS_NAME = "stats_energy.npy"
@@ -72,6 +75,23 @@ PREPROCESS_KINDS = (IDS, MEL, NORM_MEL, F0, ENERGY, WAVE, SPEAKER_ID)
 KINDS = PREPROCESS_KINDS + (DURATIONS, POSTNET)
 # The two mel kinds by folder name (`--mel-folder` flags).
 MEL_KINDS = {kind.folder: kind for kind in (MEL, NORM_MEL)}
+
+
+def read_speakers_map(dump_dir):
+    """(mapper path, its speakers_map {name: id}) of the mapper preprocessing saved in `dump_dir`;
+    (None, None) when the dump has none. Two mappers, or one without a speakers_map, are a DumpError."""
+    mappers = sorted(Path(dump_dir).glob(MAPPER_GLOB))
+    if not mappers:
+        return None, None
+    if len(mappers) > 1:
+        raise DumpError(f"{dump_dir}: several mappers ({', '.join(path.name for path in mappers)}); keep the one preprocessing wrote")
+    try:
+        speakers_map = json.loads(mappers[0].read_text(encoding="utf-8-sig"))["speakers_map"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DumpError(f"{mappers[0]}: cannot read its speakers_map ({type(error).__name__}: {error})") from error
+    if not isinstance(speakers_map, dict):
+        raise DumpError(f"{mappers[0]}: speakers_map is not a mapping of speaker names to ids")
+    return mappers[0], speakers_map
 
 
 def mel_kind(use_norm):

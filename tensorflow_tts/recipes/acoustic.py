@@ -40,6 +40,11 @@ IGNORED_1_8_KEYS = {
 }
 
 
+# What training adds to the config.yml it writes (see `write_config`), so the file can be
+# read back as a recipe (decoding with the config a run used).
+RECORDED_FLAGS = ("use_norm", "use_internal_aligner")
+
+
 @dataclasses.dataclass
 class Recipe:
     """A training YAML split into the configs that read it."""
@@ -67,16 +72,19 @@ def _pop_1_8_only_keys(values, source):
     return use_griffin
 
 
-def read_recipe(path, model_types, outdir=None):
+def read_recipe(path, model_types, outdir=None, dump_dir=None):
     """The part every acoustic training YAML shares, read and checked.
 
     Args:
         model_types: the `model_type` values this caller trains; with one, it is also the
             default when the YAML has no `model_type`.
         outdir: overrides the trainer's `outdir`.
+        dump_dir: the dump the model trains on or decodes; its speakers size the model
+            (see `size_speakers`).
 
-    Returns: (values: the whole mapping as read, model_type, model config, TrainerConfig,
-        rest: the remaining top-level keys, for the caller's own config classes).
+    Returns: (values: the whole mapping as read, `n_speakers: null` filled in, model_type,
+        model config, TrainerConfig, rest: the remaining top-level keys, for the caller's
+        own config classes).
     """
     values = read_yaml(path)
     model_type = values.get("model_type", model_types[0] if len(model_types) == 1 else None)
@@ -84,6 +92,7 @@ def read_recipe(path, model_types, outdir=None):
         if len(model_types) == 1:
             raise ConfigError(f"{path}: model_type is {model_type!r}; this script trains {model_types[0]!r}")
         raise ConfigError(f"{path}: model_type {model_type!r}: expected {' or '.join(model_types)}")
+    size_speakers(values, model_type, dump_dir, path)
     model_blocks, rest = split_training_yaml(values)
     model_config = model_config_from_yaml({**model_blocks, "model_type": model_type}, source=str(path))
     trainer_config, rest = TrainerConfig.split(rest, source=str(path))
@@ -92,23 +101,54 @@ def read_recipe(path, model_types, outdir=None):
     return values, model_type, model_config, trainer_config, dict(rest)
 
 
-def load_recipe(path, expected_model_type, outdir=None):
+def load_recipe(path, expected_model_type, outdir=None, dump_dir=None):
     """Read a FastSpeech(2) training YAML; unknown keys anywhere are errors that name the file.
 
     1.8's ``use_griffin`` is read into ``Recipe.use_griffin``; the 1.8 keys that nothing read
     (`IGNORED_1_8_KEYS`) are accepted with a warning.
 
     expected_model_type: the script's model ("fastspeech2"), or None for either FastSpeech.
+    dump_dir: the dump whose speakers size `n_speakers` (`size_speakers`).
     """
     model_types = ("fastspeech", "fastspeech2") if expected_model_type is None else (expected_model_type,)
-    values, model_type, model_config, trainer_config, rest = read_recipe(path, model_types, outdir)
+    values, model_type, model_config, trainer_config, rest = read_recipe(path, model_types, outdir, dump_dir)
     use_griffin = _pop_1_8_only_keys(rest, str(path))
+    for key in RECORDED_FLAGS:  # in the config.yml a run wrote; the command's flags decide
+        rest.pop(key, None)
     optimizer_params = rest.pop("optimizer_params", None) or {}
     aligner_config = AlignerConfig.from_dict(rest.pop("aligner_params", None) or {}, source=f"{path}: aligner_params")
     data_config = AcousticDataConfig.from_dict(rest, source=str(path))
     return Recipe(
         model_type, model_config, trainer_config, data_config, optimizer_params, aligner_config, values, use_griffin
     )
+
+
+def size_speakers(values, model_type, dump_dir, source):
+    """Fit the model block's `n_speakers` to the speakers of the dump (its mapper's speakers_map).
+
+    `n_speakers: null` becomes the dump's number of speakers (the largest speaker id + 1),
+    written into `values` so the config saved with the run has it. A number smaller than
+    that is a ConfigError (the speaker embedding could not hold every speaker id); a larger
+    one is kept. Without a dump, or a dump without a mapper, null is a ConfigError.
+    """
+    block = values.get(f"{model_type}_params")
+    configured = block.get("n_speakers", 1) if isinstance(block, dict) else 1  # 1: the configs' default
+    where = f"{source}: {model_type}_params: n_speakers"
+    mapper, speakers_map = layout.read_speakers_map(dump_dir) if dump_dir is not None else (None, None)
+    if not speakers_map:
+        if configured is None:
+            found = f"{dump_dir} has no {layout.MAPPER_GLOB} with speakers" if dump_dir is not None else "this command reads no dump"
+            raise ConfigError(f"{where}: null takes the number of speakers from the dump, but {found}; set a number")
+        return
+    needed = max(int(index) for index in speakers_map.values()) + 1
+    if configured is None:
+        block["n_speakers"] = needed
+        logger.info("n_speakers: %d, the speakers of %s", needed, mapper)
+    elif isinstance(configured, int) and configured < needed:
+        raise ConfigError(
+            f"{where} is {configured}, but {mapper} has {len(speakers_map)} speakers (ids up to {needed - 1}); "
+            f"set n_speakers: {needed}, or null to take it from the dump"
+        )
 
 
 def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *, use_norm, num_mels):
@@ -284,6 +324,10 @@ def decoding_parser(description):
     parser.add_argument("--batch-size", type=_at_least_one, default=8)
     parser.add_argument("--use-norm", default="1", type=as_bool, help="name outputs norm-feats (1) or raw-feats (0)")
     parser.add_argument("--num-samples", type=int, default=None, help="decode only the first N utterances")
+    parser.add_argument(
+        "--speaker-id", type=int, default=None,
+        help="decode every utterance with this speaker (an id of the dump's speakers_map); default: each its own",
+    )
     parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
     return parser
 
@@ -320,12 +364,15 @@ def parse_training_args(parser, argv=None):
     return args
 
 
-def read_utterances(rootdir, num_samples, config):
+def read_utterances(rootdir, num_samples, config, speaker_id=None):
     """[(utt_id, ids (T,) int32, speaker)] of a dump split to decode (the first ``num_samples``; all when None).
 
+    The speaker is each utterance's own (speaker-ids/), or ``speaker_id`` for all of them.
     Empty token sequences are skipped with a warning; a token or speaker id the config cannot
     embed is a ConfigError naming the utterance.
     """
+    if speaker_id is not None and not 0 <= speaker_id < config.n_speakers:
+        raise ConfigError(f"--speaker-id {speaker_id}: the model has n_speakers {config.n_speakers} (ids 0..{config.n_speakers - 1})")
     rootdir = Path(rootdir)
     folder = rootdir / layout.IDS.folder
     if not folder.is_dir():
@@ -341,7 +388,20 @@ def read_utterances(rootdir, num_samples, config):
             raise ConfigError(f"{utt_id}: token id {ids.max()} >= vocab_size {config.vocab_size}; wrong config for this dump")
         speaker_path = layout.SPEAKER_ID.path(rootdir, utt_id)
         speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
+        speaker = speaker if speaker_id is None else speaker_id
         if config.n_speakers > 1 and not 0 <= speaker < config.n_speakers:
             raise ConfigError(f"{utt_id}: speaker id {speaker} outside [0, {config.n_speakers}) (n_speakers of the config)")
         utterances.append((utt_id, ids, speaker))
     return utterances
+
+
+def write_decoded_speakers(outdir, utterances, rootdir):
+    """`outdir/speakers.tsv`: `utt_id<TAB>speaker_id<TAB>speaker_name` for each decoded utterance.
+
+    Names come from the speakers_map of the dump above ``rootdir`` (empty when it has none).
+    """
+    _, speakers_map = layout.read_speakers_map(Path(rootdir).resolve().parent)
+    names = {int(index): name for name, index in (speakers_map or {}).items()}
+    lines = ["utt_id\tspeaker_id\tspeaker_name\n"]
+    lines += [f"{utt_id}\t{speaker}\t{names.get(speaker, '')}\n" for utt_id, _, speaker in utterances]
+    (Path(outdir) / "speakers.tsv").write_text("".join(lines), encoding="utf-8")

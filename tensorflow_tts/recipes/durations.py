@@ -76,8 +76,8 @@ def extract_durations_main(argv=None):
     args = parse_args(argv)
     recipe_lib.setup_logging(args.verbose)
     try:
-        recipe = recipe_lib.load_recipe(args.config, None)
-    except ConfigError as error:
+        recipe = recipe_lib.load_recipe(args.config, None, dump_dir=args.dump_dir)
+    except (ConfigError, layout.DumpError) as error:
         logger.error("%s", error)
         return 2
     outdir = args.outdir or args.dump_dir

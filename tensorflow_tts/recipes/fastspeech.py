@@ -81,14 +81,14 @@ def train_main(argv=None):
 
     strategy = return_strategy()
     try:
-        recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir)
+        dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
+        recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir, dump_dir=dump_dir)
         if recipe.use_griffin:
             logger.warning(
                 "%s: use_griffin is ignored here; only train_fastspeech2.py writes Griffin-Lim audio "
                 "(1.8 read the key only in its LibriTTS FastSpeech2 script)",
                 args.config,
             )
-        dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
         if not recipe_lib.has_durations(dump_dir, train_split):
             raise FileNotFoundError(
                 f"{dump_dir / train_split / 'durations'}: FastSpeech needs durations in the dump; write them "
@@ -140,7 +140,8 @@ def parse_decode_args(argv=None, model_type="fastspeech"):
 
 def decode_main(argv=None, model_type="fastspeech"):
     """Write <utt>-{norm,raw}-feats.npy (the mel after the postnet, (frames, num_mels)) and <utt>.png
-    for the utterances of a dump split, with predicted durations (and F0/energy for FastSpeech2).
+    for the utterances of a dump split, with predicted durations (and F0/energy for FastSpeech2),
+    each with its own speaker or all with --speaker-id; speakers.tsv says which.
 
     model_type: one of `DECODABLE_MODEL_TYPES`. Returns the exit status (2: bad config or input).
     """
@@ -149,9 +150,10 @@ def decode_main(argv=None, model_type="fastspeech"):
     args = parse_decode_args(argv, model_type)
     recipe_lib.setup_logging(args.verbose)
     try:
-        recipe = recipe_lib.load_recipe(args.config, model_type)
-        utterances = recipe_lib.read_utterances(args.rootdir, args.num_samples, recipe.model_config)
-    except (ConfigError, FileNotFoundError) as error:
+        dump_dir, _ = recipe_lib.split_dir_parts(args.rootdir)
+        recipe = recipe_lib.load_recipe(args.config, model_type, dump_dir=dump_dir)
+        utterances = recipe_lib.read_utterances(args.rootdir, args.num_samples, recipe.model_config, args.speaker_id)
+    except (ConfigError, layout.DumpError, FileNotFoundError) as error:
         decode_logger.error("%s", error)
         return 2
     config = recipe.model_config
@@ -188,5 +190,6 @@ def decode_main(argv=None, model_type="fastspeech"):
             else:
                 plot_mel_comparison(mel, reference, title=utt_id).savefig(outdir / f"{utt_id}.png")
             written += 1
-    decode_logger.info("wrote %d mel(s) and plot(s) to %s", written, outdir)
+    recipe_lib.write_decoded_speakers(outdir, utterances, rootdir)
+    decode_logger.info("wrote %d mel(s) and plot(s) to %s, their speakers to speakers.tsv", written, outdir)
     return 0

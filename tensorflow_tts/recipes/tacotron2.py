@@ -347,7 +347,7 @@ def decode_main(argv=None):
     acoustic.setup_logging(args.verbose)
     try:
         _, model = load_model(args.config, args.checkpoint)
-        utterances = acoustic.read_utterances(args.rootdir, args.num_samples, model.config)
+        utterances = acoustic.read_utterances(args.rootdir, args.num_samples, model.config, args.speaker_id)
     except (ConfigError, FileNotFoundError, ValueError) as error:
         decode_logger.error("%s", error)
         return 2
@@ -387,7 +387,8 @@ def decode_main(argv=None):
             tf.io.write_file(str(outdir / f"{utt_id}.png"), tf.io.encode_png(image))
             if length == stop_logits.shape[1]:
                 decode_logger.warning("%s: no stop within %d decoder steps; the mel runs to the limit", utt_id, length // r)
-    decode_logger.info("wrote %d mel(s) and plot(s) to %s", len(utterances), outdir)
+    acoustic.write_decoded_speakers(outdir, utterances, rootdir)
+    decode_logger.info("wrote %d mel(s) and plot(s) to %s, their speakers to speakers.tsv", len(utterances), outdir)
     return 0
 
 
