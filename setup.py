@@ -25,6 +25,9 @@ install_requires = [
     "inflect>=6.0",
     "unidecode>=1.3",
     "pypinyin>=0.50",
+    # tensorflow_tts.metrics: wide-band PESQ (ITU-T P.862.2) and STOI.
+    "pesq>=0.0.4",
+    "pystoi>=0.4",
 ]
 
 extras_require = {
@@ -54,6 +57,7 @@ setup(
                 ("synthesize", "synthesize"),
                 ("convert", "convert"),
                 ("textgrid-to-durations", "textgrid_to_durations"),
+                ("evaluate", "evaluate"),
             )
         ]
     },
