@@ -8,16 +8,18 @@ Definitions (as in most TTS papers, e.g. ESPnet's MCD and F0 scripts):
 * Mel-cepstrum: `c~[0..order]` (order 24) of the log amplitude envelope
   `0.5 * ln(envelope)` on the all-pass warped frequency axis
   `w~ = w + 2 atan(alpha sin w / (1 - alpha cos w))`, i.e.
-  `0.5 ln S(w) = c~[0] + 2 sum_m c~[m] cos(m w~)` (SPTK's convention, gamma = 0). The
-  envelope is resampled on a uniform `w~` grid and inverse-FFT'd, which equals SPTK's
-  `freqt` recursion up to interpolation error. `alpha` is the one whose warping best
+  `0.5 ln S(w) = c~[0] + sum_{m>=1} c~[m] cos(m w~)` (SPTK's minimum-phase convention,
+  gamma = 0, as pysptk's `sp2mc`). The envelope is resampled on a uniform `w~` grid and
+  inverse-FFT'd, which equals SPTK's `freqt` recursion up to interpolation error. `alpha` is the one whose warping best
   follows the mel scale at the sampling rate (`all_pass_alpha`: 0.410 at 16 kHz, 0.455
   at 22.05 kHz, 0.544 at 44.1 kHz, 0.554 at 48 kHz).
 * DTW: librosa's DTW with Euclidean frame distance on `c~[1..order]`; both utterances'
   frames all take part (nothing is trimmed), so the path may stretch either one.
 * MCD (dB), per utterance: mean over the path of
   `10 / ln(10) * sqrt(2 * sum_{m=1..order} (c~_ref[m] - c~_syn[m])^2)`; c0 (energy) is
-  left out.
+  left out. The whole band counts: audio with nothing above a mel filterbank's fmax (e.g.
+  Griffin-Lim of a 7.6 kHz mel at 22.05 kHz) differs from the recording there by the
+  envelope floor, which dominates its MCD.
 * log-F0 RMSE: `sqrt(mean (ln f0_ref - ln f0_syn)^2)` over the path frames voiced in
   both (natural log; times 1200 / ln 2 = 1731 gives cents); NaN when no frame is.
 * V/UV error: the fraction of path frames voiced in one utterance and not the other.
@@ -34,8 +36,11 @@ from tensorflow_tts.audio.f0 import extract_f0
 
 FRAME_PERIOD_SECONDS = 0.005
 MCEP_ORDER = 24
-# Envelope values are floored before the log so digital silence stays finite.
-MIN_ENVELOPE = 1e-12
+# Envelopes are floored at that of 16-bit quantization noise (variance 2^-30 / 12; CheapTrick's
+# envelope of white noise is about its variance) before the log: below what a 16-bit
+# recording can hold, digital silence or an empty band would otherwise weigh by how empty
+# it is, and dominate the distance.
+MIN_ENVELOPE = 2.0**-30 / 12
 MCD_SCALE = 10.0 / np.log(10.0) * np.sqrt(2.0)
 
 
@@ -85,7 +90,9 @@ def mel_cepstrum(envelope, order, alpha):
     left = np.clip(np.floor(linear).astype(int), 0, bins - 2)
     fraction = linear - left
     on_warped_axis = log_amplitude[:, left] * (1.0 - fraction) + log_amplitude[:, left + 1] * fraction
-    return np.fft.irfft(on_warped_axis, axis=1)[:, : order + 1]
+    symmetric = np.fft.irfft(on_warped_axis, axis=1)[:, : order + 1]
+    symmetric[:, 1:] *= 2.0  # the one-sided (minimum-phase) cepstrum
+    return symmetric
 
 
 @dataclasses.dataclass
