@@ -20,6 +20,7 @@ from tensorflow_tts.metrics import (
     MetricError,
     all_pass_alpha,
     cepstral_scores,
+    evaluate_pair,
     log_mel_l1,
     mel_cepstrum,
     mr_stft_distance,
@@ -101,6 +102,14 @@ def test_pesq_failure_is_a_metric_error():
     audio = recording()
     with pytest.raises(MetricError, match="PESQ failed"):
         pesq_wb(audio, np.zeros_like(audio), RATE)
+
+
+def test_too_short_audio_is_a_reason_per_metric_not_a_crash():
+    snippet = recording()[5000:6000]  # 45 ms of speech
+    scores, failures = evaluate_pair(snippet, snippet, RATE, mel_config=PreprocessConfig())
+    assert sorted(failures) == ["mr_stft", "pesq", "stoi"]
+    assert "at least 1200" in failures["mr_stft"] and "1/4 of a second" in failures["pesq"]
+    assert scores["mcd"] == 0.0 and scores["log_mel_l1"] == 0.0
 
 
 def test_mr_stft_distance_equals_the_training_loss():

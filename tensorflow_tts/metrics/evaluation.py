@@ -61,8 +61,13 @@ def _mr_stft(reference, synthesized, sampling_rate, mel_config):
 
 
 def _log_mel_l1(reference, synthesized, sampling_rate, mel_config):
+    if mel_config is None:
+        raise MetricError("log_mel_l1 needs the mel settings (mel_config, a PreprocessConfig)")
     if mel_config.sampling_rate != sampling_rate:
-        mel_config = dataclasses.replace(mel_config, sampling_rate=sampling_rate)
+        try:
+            mel_config = dataclasses.replace(mel_config, sampling_rate=sampling_rate)
+        except ValueError as error:
+            raise MetricError(f"the mel settings do not fit {sampling_rate} Hz audio: {error}") from None
     return {"log_mel_l1": log_mel_l1(reference, synthesized, mel_config)}
 
 

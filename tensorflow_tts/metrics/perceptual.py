@@ -7,6 +7,8 @@ PESQ (ITU-T P.862.2, the `pesq` package) works at 16 kHz: other rates are resamp
 to 10 kHz itself and runs from 0 to 1.
 """
 
+import warnings
+
 import librosa
 import numpy as np
 from pesq import pesq
@@ -36,4 +38,13 @@ def pesq_wb(reference, synthesized, sampling_rate):
 def stoi(reference, synthesized, sampling_rate):
     """STOI (0-1) of two float `[samples]` waveforms of (nearly) the same length."""
     reference, synthesized = same_length(reference, synthesized)
-    return float(pystoi_stoi(reference, synthesized, sampling_rate, extended=False))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = float(pystoi_stoi(reference, synthesized, sampling_rate, extended=False))
+    except Exception as error:  # the pystoi package raises bare numpy errors on odd input
+        raise MetricError(f"STOI failed: {error or type(error).__name__}") from None
+    # pystoi warns and returns 1e-5 when too little speech is left after it drops silent frames.
+    if any("Not enough STFT frames" in str(warning.message) for warning in caught):
+        raise MetricError("STOI: too little speech left after removing silent frames (it needs about 0.4 s)")
+    return value

@@ -17,7 +17,7 @@ import scipy.signal
 from tensorflow_tts.audio.features import mel_filterbank_for
 from tensorflow_tts.audio.mel import magnitude_to_log_mel
 from tensorflow_tts.audio.stft import magnitude_stft
-from tensorflow_tts.metrics.signals import same_length
+from tensorflow_tts.metrics.signals import MetricError, same_length
 
 LOG_MEL_FLOOR = -5.0
 # The training loss's resolutions and magnitude floor (tensorflow_tts/losses/stft.py).
@@ -63,6 +63,9 @@ def mr_stft_distance(reference, synthesized, resolutions=MR_STFT_RESOLUTIONS):
         `(spectral_convergence, log_magnitude)`: floats; their sum is the distance.
     """
     reference, synthesized = same_length(reference, synthesized)
+    longest = max(window_length for _, _, window_length in resolutions)
+    if len(reference) < longest:
+        raise MetricError(f"{len(reference)} samples: the MR-STFT distance needs at least {longest}")
     convergence = magnitude = 0.0
     for fft_size, hop_size, window_length in resolutions:
         y = stft_magnitude(reference, fft_size, hop_size, window_length)

@@ -1,0 +1,48 @@
+"""MCD and log-F0 RMSE of an acoustic model's decoded mels, vocoded with Griffin-Lim, against the recordings.
+
+Imported by quality_fastspeech2.py and quality_tacotron2.py (run as `python benchmarks/<script>.py`,
+so this folder is on sys.path). Beside each model figure it prints the same figure for
+Griffin-Lim of the recorded mel: what the vocoding alone costs, the floor for the model.
+"""
+
+import numpy as np
+
+from tensorflow_tts.audio.griffin_lim import TFGriffinLim
+from tensorflow_tts.configs import PreprocessConfig
+from tensorflow_tts.dump import layout
+from tensorflow_tts.metrics import cepstral_scores
+
+GRIFFIN_LIM_ITERS = 60
+
+
+def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
+    """Print and return the MCD (dB) and log-F0 RMSE of decoded mels, Griffin-Lim-vocoded.
+
+    Args:
+        dump: the dump folder (its preprocess_config.yml and stats.npy are read).
+        split: the split the utterances come from ("valid").
+        mels: {utt_id: normalised mel `[frames, num_mels]`} as the model decoded it (any length).
+
+    Returns:
+        {"mcd": mean, "log_f0_rmse": mean, "mcd_recorded_mel": ..., "log_f0_rmse_recorded_mel": ...}
+        (the last two: Griffin-Lim of the recording's own mel).
+    """
+    config = PreprocessConfig.from_yaml(dump / layout.CONFIG_NAME)
+    griffin_lim = TFGriffinLim(config, stats=dump / layout.STATS_NAME)
+    print(f"\nGriffin-Lim ({n_iter} iterations) of the decoded mels against the recordings "
+          "(MCD dB, log-F0 RMSE ln Hz; 'recorded mel': Griffin-Lim of the recording's own mel)")
+    print(f"{'utterance':<14}{'MCD':>8}{'log-F0':>9}{'MCD rec. mel':>14}{'log-F0 rec.':>13}")
+    rows = []
+    for utt_id, mel in mels.items():
+        if len(mel) == 0:
+            print(f"{utt_id:<14}  decoded to 0 frames: left out")
+            continue
+        recording = layout.load_feature(layout.WAVE, dump / split, utt_id)
+        recorded_mel = layout.load_feature(layout.NORM_MEL, dump / split, utt_id)
+        scores = [cepstral_scores(recording, griffin_lim(m, n_iter=n_iter).numpy(), config.sampling_rate)
+                  for m in (mel, recorded_mel)]
+        rows.append((scores[0].mcd, scores[0].log_f0_rmse, scores[1].mcd, scores[1].log_f0_rmse))
+        print(f"{utt_id:<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(rows[-1], (8, 9, 14, 13))))
+    means = np.nanmean(rows, axis=0)
+    print(f"{'mean':<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(means, (8, 9, 14, 13))))
+    return dict(zip(("mcd", "log_f0_rmse", "mcd_recorded_mel", "log_f0_rmse_recorded_mel"), map(float, means)))
