@@ -10,7 +10,7 @@ PESQ-WB / STOI / MR-STFT against 60-iteration Griffin-Lim. Writes gpu_check.json
 --workdir. Defaults fit well under 8 minutes on a GPU machine; on CPU, check it with a tiny
 budget:
 
-    python benchmarks/gpu_check.py                            # GPU machine: 2.5 min per model
+    python benchmarks/gpu_check.py                            # GPU machine: 2 min per model
     python benchmarks/gpu_check.py --minutes-per-model 0.3    # CPU: does it run end to end?
 """
 
@@ -51,7 +51,7 @@ def run(command, log_path, timeout):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes-per-model", type=float, default=2.5, help="training time of each model")
+    parser.add_argument("--minutes-per-model", type=float, default=2.0, help="training time of each model")
     parser.add_argument("--workdir", default=None, help="default: a temporary folder")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="gpu_check_"))

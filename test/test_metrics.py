@@ -107,9 +107,11 @@ def test_pesq_failure_is_a_metric_error():
 def test_too_short_audio_is_a_reason_per_metric_not_a_crash():
     snippet = recording()[5000:6000]  # 45 ms of speech
     scores, failures = evaluate_pair(snippet, snippet, RATE, mel_config=PreprocessConfig())
-    assert sorted(failures) == ["mr_stft", "pesq", "stoi"]
+    assert sorted(failures) == ["log_mel_l1", "mr_stft", "pesq", "stoi"]
     assert "at least 1200" in failures["mr_stft"] and "1/4 of a second" in failures["pesq"]
-    assert scores["mcd"] == 0.0 and scores["log_mel_l1"] == 0.0
+    assert "at least one FFT window (1024)" in failures["log_mel_l1"]
+    assert (scores["mcd"], scores["vuv_error"]) == (0.0, 0.0)
+    assert np.isnan(scores["log_f0_rmse"])  # 45 ms: no frame voiced in both
 
 
 def test_mr_stft_distance_equals_the_training_loss():
@@ -170,7 +172,7 @@ def test_evaluate_pairs_by_id_resamples_and_names_every_file_it_cannot_use(tmp_p
     assert "LJ001-0003.wav: truncated or corrupt WAV header" in result.stderr
     assert "LJ001-0004: no synthesized file" in result.stderr
     assert "LJ009-9999: no reference file" in result.stderr
-    assert "1 synthesized file(s) resampled from 16000 Hz to 22050 Hz" in result.stderr
+    assert "1 synthesized file(s): resampled from 16000 Hz to 22050 Hz" in result.stderr
     assert "2 utterance(s) scored, 3 file(s) left out" in result.stdout
     for name in ("mcd", "log_f0_rmse", "vuv_error", "pesq", "stoi", "mr_stft", "log_mel_l1"):
         assert name in result.stdout

@@ -241,7 +241,7 @@ def evaluate_sources(reference, synthesized, metrics=METRIC_NAMES, mel_config=No
     for utt_id in tqdm(sorted(set(reference) & set(synthesized)), desc="[evaluate]", unit="utt"):
         try:
             rate = native_rate(reference[utt_id].path, reference[utt_id].stored_rate)
-            recording, _ = read_waveform(reference[utt_id].path, rate, reference[utt_id].stored_rate)
+            recording, reference_changes = read_waveform(reference[utt_id].path, rate, reference[utt_id].stored_rate)
             synthesis, changes = read_waveform(synthesized[utt_id].path, rate, synthesized[utt_id].stored_rate)
         except AudioError as error:
             problems.append(f"{utt_id}: {error}")
@@ -249,13 +249,13 @@ def evaluate_sources(reference, synthesized, metrics=METRIC_NAMES, mel_config=No
             continue
         conversions.update(changes)
         scores, failures = evaluate_pair(recording, synthesis, rate, metrics, mel_config)
-        notes = [f"synthesized {change}" for change in changes]
+        notes = [f"reference {change}" for change in reference_changes] + [f"synthesized {change}" for change in changes]
         for reason, names in _group_by_value(failures).items():
             notes.append(f"{', '.join(names)} not computed: {reason}")
             logger.warning("%s: %s not computed: %s", utt_id, ", ".join(names), reason)
         rows[utt_id] = {**scores, "notes": "; ".join(notes)}
     for change, count in conversions.items():
-        logger.warning("%d synthesized file(s) %s to match the reference", count, change)
+        logger.warning("%d synthesized file(s): %s", count, change)
     return rows, problems
 
 

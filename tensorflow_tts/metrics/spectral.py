@@ -36,6 +36,8 @@ def log_mel(audio, config):
 def log_mel_l1(reference, synthesized, config, floor=LOG_MEL_FLOOR):
     """Mean log10-mel L1 of two waveforms of (nearly) the same length at `config.sampling_rate`."""
     reference, synthesized = same_length(reference, synthesized)
+    if len(reference) < config.fft_size:
+        raise MetricError(f"{len(reference)} samples: the log-mel L1 needs at least one FFT window ({config.fft_size})")
     reference_mel, synthesized_mel = log_mel(reference, config), log_mel(synthesized, config)
     if floor is not None:
         reference_mel, synthesized_mel = np.maximum(reference_mel, floor), np.maximum(synthesized_mel, floor)
