@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.statistics import read_stats
+from tensorflow_tts.metrics import dtw_mel_l1
 from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.recipes import acoustic as recipe_lib
 from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
@@ -47,15 +48,6 @@ def preprocess_corpus(dump):
     ])
     if status:
         sys.exit(f"preprocessing failed ({status})")
-
-
-def dtw_l1(prediction, reference):
-    """Mean L1 (per mel bin) along the DTW path between two [frames, mels] arrays."""
-    import librosa
-
-    cost = np.abs(prediction[:, None, :] - reference[None, :, :]).mean(axis=2)
-    _, path = librosa.sequence.dtw(C=cost)
-    return float(cost[path[:, 0], path[:, 1]].mean())
 
 
 def utterances(dump, split):
@@ -117,8 +109,8 @@ def main(argv=None):
         predicted_zero += int((durations == 0).sum())
         predicted_tokens += len(durations)
         ratios.append(len(prediction) / len(reference))
-        model_l1.append(dtw_l1(prediction, reference) if len(prediction) else float("nan"))
-        baseline_l1.append(dtw_l1(np.tile(mean_frame, (len(reference), 1)), reference))
+        model_l1.append(dtw_mel_l1(prediction, reference) if len(prediction) else float("nan"))
+        baseline_l1.append(dtw_mel_l1(np.tile(mean_frame, (len(reference), 1)), reference))
 
     print(f"\ntrained {trainer.steps} steps in {minutes:.1f} min (budget {args.max_minutes} min)")
     print("train losses (last log window): " + ", ".join(f"{k}={v:.4f}" for k, v in sorted(train_losses.items())))

@@ -2,7 +2,9 @@
 
 Imported by quality_fastspeech2.py and quality_tacotron2.py (run as `python benchmarks/<script>.py`,
 so this folder is on sys.path). Beside each model figure it prints the same figure for
-Griffin-Lim of the recorded mel: what the vocoding alone costs, the floor for the model.
+Griffin-Lim of the recorded mel: what the vocoding alone costs, the floor for the model. The
+MCD measures the band below the mel's fmax: Griffin-Lim leaves the band above it empty
+whatever the model does, and that would otherwise dominate the figure.
 """
 
 import numpy as np
@@ -30,7 +32,8 @@ def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
     config = PreprocessConfig.from_yaml(dump / layout.CONFIG_NAME)
     griffin_lim = TFGriffinLim(config, stats=dump / layout.STATS_NAME)
     print(f"\nGriffin-Lim ({n_iter} iterations) of the decoded mels against the recordings "
-          "(MCD dB, log-F0 RMSE ln Hz; 'recorded mel': Griffin-Lim of the recording's own mel)")
+          f"(MCD dB below the mel's fmax, {config.mel_fmax:g} Hz; log-F0 RMSE ln Hz; 'rec.': Griffin-Lim of the "
+          "recording's own mel)")
     print(f"{'utterance':<14}{'MCD':>8}{'log-F0':>9}{'MCD rec. mel':>14}{'log-F0 rec.':>13}")
     rows = []
     for utt_id, mel in mels.items():
@@ -39,7 +42,8 @@ def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
             continue
         recording = layout.load_feature(layout.WAVE, dump / split, utt_id)
         recorded_mel = layout.load_feature(layout.NORM_MEL, dump / split, utt_id)
-        scores = [cepstral_scores(recording, griffin_lim(m, n_iter=n_iter).numpy(), config.sampling_rate)
+        scores = [cepstral_scores(recording, griffin_lim(m, n_iter=n_iter).numpy(), config.sampling_rate,
+                                  max_frequency=config.mel_fmax)
                   for m in (mel, recorded_mel)]
         rows.append((scores[0].mcd, scores[0].log_f0_rmse, scores[1].mcd, scores[1].log_f0_rmse))
         print(f"{utt_id:<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(rows[-1], (8, 9, 14, 13))))

@@ -20,6 +20,7 @@ from tensorflow_tts.metrics import (
     MetricError,
     all_pass_alpha,
     cepstral_scores,
+    dtw_mel_l1,
     evaluate_pair,
     log_mel_l1,
     mel_cepstrum,
@@ -28,6 +29,7 @@ from tensorflow_tts.metrics import (
     stoi,
 )
 from tensorflow_tts.metrics.cepstral import warp_frequency
+from tensorflow_tts.metrics.spectral import log_mel
 
 WAVS = Path(__file__).parent / "files" / "corpus" / "ljspeech" / "wavs"
 RATE = 22050
@@ -90,6 +92,24 @@ def test_dtw_aligns_utterances_of_different_lengths():
     assert same_words.frames >= len(slower) // 110
     assert 0.0 < same_words.mcd < other_words.mcd
     assert same_words.log_f0_rmse < 0.1 < other_words.log_f0_rmse
+
+
+def test_max_frequency_leaves_an_empty_upper_band_out_of_the_mcd():
+    audio = recording()
+    band_limited = librosa.resample(librosa.resample(audio, orig_sr=RATE, target_sr=16000), orig_sr=16000,
+                                    target_sr=RATE)[: len(audio)]
+    assert cepstral_scores(audio, band_limited, RATE).mcd > 5.0
+    assert cepstral_scores(audio, band_limited, RATE, max_frequency=7600).mcd < 0.2
+
+
+def test_dtw_mel_l1_aligns_mels_of_different_lengths():
+    config = PreprocessConfig()
+    mel = log_mel(recording(), config)
+    slower = log_mel(librosa.effects.time_stretch(recording(), rate=0.85), config)
+    other = log_mel(recording("LJ001-0002"), config)
+    assert dtw_mel_l1(mel, mel) == 0.0
+    assert len(slower) > len(mel)
+    assert 0.0 < dtw_mel_l1(slower, mel) < dtw_mel_l1(other, mel)
 
 
 def test_same_length_metrics_refuse_different_lengths():
@@ -202,7 +222,7 @@ def test_evaluate_reads_a_dump_split_and_leaves_out_same_length_metrics_for_othe
         sf.write(synthesized / f"{utt_id}.wav", librosa.effects.time_stretch(recording(utt_id), rate=0.9), RATE)
 
     result = run_evaluate("--reference", dump / "valid", "--synthesized", synthesized,
-                          "--metrics", "mcd", "pesq", "--out", tmp_path / "out" / "report.json")
+                          "--metrics", "mcd", "pesq", "--max-frequency", 7600, "--out", tmp_path / "out" / "report.json")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "LJ001-0001: pesq not computed: lengths differ" in result.stderr

@@ -50,6 +50,9 @@ def parse_args(argv=None):
     parser.add_argument("--config", type=Path, default=None,
                         help="preprocess YAML whose mel settings the log-mel L1 uses (default: the dump's, else the "
                         "LJSpeech defaults)")
+    parser.add_argument("--max-frequency", type=float, default=None, metavar="HZ",
+                        help="MCD over 0..HZ only, e.g. the mel fmax when the synthesized audio comes from "
+                        "mels (Griffin-Lim leaves the band above it empty); default: the whole band")
     parser.add_argument("--sampling-rate", type=int, default=None,
                         help="rate of .npy waveforms outside a dump (a dump's own rate is read from it)")
     add_verbose_flag(parser)
@@ -121,7 +124,8 @@ def main(argv=None):
     mel_config = mel_settings(args)
     if mel_config is None:
         return 2
-    rows, unusable = evaluate_sources(*sources, metrics=args.metrics, mel_config=mel_config)
+    rows, unusable = evaluate_sources(*sources, metrics=args.metrics, mel_config=mel_config,
+                                      max_frequency=args.max_frequency)
     problems += unusable
     summary = summarize(rows, args.metrics)
     print(f"{len(rows)} utterance(s) scored, {len(problems)} file(s) left out")

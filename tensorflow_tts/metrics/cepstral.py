@@ -19,7 +19,9 @@ Definitions (as in most TTS papers, e.g. ESPnet's MCD and F0 scripts):
   `10 / ln(10) * sqrt(2 * sum_{m=1..order} (c~_ref[m] - c~_syn[m])^2)`; c0 (energy) is
   left out. The whole band counts: audio with nothing above a mel filterbank's fmax (e.g.
   Griffin-Lim of a 7.6 kHz mel at 22.05 kHz) differs from the recording there by the
-  envelope floor, which dominates its MCD.
+  envelope floor, which dominates its MCD. `max_frequency` limits the MCD to the band below
+  it: both envelopes are set to the same floor above it, and since the mel-cepstrum is
+  linear in the log envelope, their difference there is then exactly zero.
 * log-F0 RMSE: `sqrt(mean (ln f0_ref - ln f0_syn)^2)` over the path frames voiced in
   both (natural log; times 1200 / ln 2 = 1731 gives cents); NaN when no frame is.
 * V/UV error: the fraction of path frames voiced in one utterance and not the other.
@@ -28,11 +30,11 @@ Definitions (as in most TTS papers, e.g. ESPnet's MCD and F0 scripts):
 import dataclasses
 import functools
 
-import librosa
 import numpy as np
 import pyworld
 
 from tensorflow_tts.audio.f0 import extract_f0
+from tensorflow_tts.metrics.signals import dtw_path
 
 FRAME_PERIOD_SECONDS = 0.005
 MCEP_ORDER = 24
@@ -103,23 +105,23 @@ class WorldFrames:
     f0: np.ndarray  # float32 [frames], Hz, 0 where unvoiced
 
 
-def world_frames(audio, sampling_rate, order=MCEP_ORDER, alpha=None):
-    """F0 and mel-cepstra of a waveform (float `[samples]`); `alpha` defaults to `all_pass_alpha(sampling_rate)`."""
+def world_frames(audio, sampling_rate, order=MCEP_ORDER, alpha=None, max_frequency=None):
+    """F0 and mel-cepstra of a waveform (float `[samples]`); `alpha` defaults to `all_pass_alpha(sampling_rate)`.
+
+    With `max_frequency` (Hz), the envelope above it is set to the floor before the
+    cepstrum, so two waveforms analysed alike differ only below it (module docstring).
+    """
     hop_size = int(round(FRAME_PERIOD_SECONDS * sampling_rate))
     signal = np.ascontiguousarray(audio, dtype=np.float64)
     frames = len(signal) // hop_size + 1
     f0 = extract_f0(signal, sampling_rate, hop_size, frames)
     times = np.arange(frames) * hop_size / sampling_rate
     envelope = pyworld.cheaptrick(signal, f0.astype(np.float64), times, sampling_rate)
+    if max_frequency is not None:
+        bins = envelope.shape[1]
+        envelope[:, np.arange(bins) * (sampling_rate / 2) / (bins - 1) > max_frequency] = MIN_ENVELOPE
     alpha = all_pass_alpha(sampling_rate) if alpha is None else alpha
     return WorldFrames(mcep=mel_cepstrum(envelope, order, alpha), f0=f0)
-
-
-def dtw_path(reference, synthesized):
-    """DTW path between two `[frames, dims]` feature sequences: int `[steps, 2]` of (reference, synthesized) frames."""
-    cost = np.sqrt(((reference[:, None, :] - synthesized[None, :, :]) ** 2).sum(axis=-1))
-    _, path = librosa.sequence.dtw(C=cost, backtrack=True)
-    return path[::-1]
 
 
 @dataclasses.dataclass
@@ -132,18 +134,19 @@ class CepstralScores:
     frames: int  # path length
 
 
-def cepstral_scores(reference, synthesized, sampling_rate, order=MCEP_ORDER, alpha=None):
+def cepstral_scores(reference, synthesized, sampling_rate, order=MCEP_ORDER, alpha=None, max_frequency=None):
     """MCD, log-F0 RMSE and V/UV error of two waveforms of any lengths at `sampling_rate`.
 
     Args:
         reference, synthesized: float `[samples]` (the lengths may differ; DTW aligns them).
+        max_frequency: Hz; the MCD then measures the band below it only (None: the whole band).
 
     Returns:
         CepstralScores.
     """
-    ref = world_frames(reference, sampling_rate, order, alpha)
-    syn = world_frames(synthesized, sampling_rate, order, alpha)
-    path = dtw_path(ref.mcep[:, 1:], syn.mcep[:, 1:])
+    ref = world_frames(reference, sampling_rate, order, alpha, max_frequency)
+    syn = world_frames(synthesized, sampling_rate, order, alpha, max_frequency)
+    path = dtw_path(np.sqrt(((ref.mcep[:, None, 1:] - syn.mcep[None, :, 1:]) ** 2).sum(axis=-1)))
     ref_mcep, syn_mcep = ref.mcep[path[:, 0], 1:], syn.mcep[path[:, 1], 1:]
     mcd = MCD_SCALE * np.sqrt(((ref_mcep - syn_mcep) ** 2).sum(axis=1)).mean()
     ref_f0, syn_f0 = ref.f0[path[:, 0]].astype(np.float64), syn.f0[path[:, 1]].astype(np.float64)

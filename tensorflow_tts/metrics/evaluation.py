@@ -51,16 +51,16 @@ METRIC_NAMES = tuple(metric.name for metric in METRICS)
 BY_NAME = {metric.name: metric for metric in METRICS}
 
 
-def _cepstral(reference, synthesized, sampling_rate, mel_config):
-    scores = cepstral_scores(reference, synthesized, sampling_rate)
+def _cepstral(reference, synthesized, sampling_rate, mel_config, max_frequency):
+    scores = cepstral_scores(reference, synthesized, sampling_rate, max_frequency=max_frequency)
     return {"mcd": scores.mcd, "log_f0_rmse": scores.log_f0_rmse, "vuv_error": scores.vuv_error}
 
 
-def _mr_stft(reference, synthesized, sampling_rate, mel_config):
+def _mr_stft(reference, synthesized, sampling_rate, mel_config, max_frequency):
     return {"mr_stft": sum(mr_stft_distance(reference, synthesized))}
 
 
-def _log_mel_l1(reference, synthesized, sampling_rate, mel_config):
+def _log_mel_l1(reference, synthesized, sampling_rate, mel_config, max_frequency):
     if mel_config is None:
         raise MetricError("log_mel_l1 needs the mel settings (mel_config, a PreprocessConfig)")
     if mel_config.sampling_rate != sampling_rate:
@@ -71,17 +71,17 @@ def _log_mel_l1(reference, synthesized, sampling_rate, mel_config):
     return {"log_mel_l1": log_mel_l1(reference, synthesized, mel_config)}
 
 
-# group -> function(reference, synthesized, sampling_rate, mel_config) -> {metric name: value}
+# group -> function(reference, synthesized, sampling_rate, mel_config, max_frequency) -> {metric name: value}
 GROUPS = {
     "cepstral": _cepstral,
-    "pesq": lambda reference, synthesized, rate, _: {"pesq": pesq_wb(reference, synthesized, rate)},
-    "stoi": lambda reference, synthesized, rate, _: {"stoi": stoi(reference, synthesized, rate)},
+    "pesq": lambda reference, synthesized, rate, *_: {"pesq": pesq_wb(reference, synthesized, rate)},
+    "stoi": lambda reference, synthesized, rate, *_: {"stoi": stoi(reference, synthesized, rate)},
     "mr_stft": _mr_stft,
     "log_mel_l1": _log_mel_l1,
 }
 
 
-def evaluate_pair(reference, synthesized, sampling_rate, metrics=METRIC_NAMES, mel_config=None):
+def evaluate_pair(reference, synthesized, sampling_rate, metrics=METRIC_NAMES, mel_config=None, max_frequency=None):
     """Score one synthesized waveform against its recording.
 
     Args:
@@ -89,6 +89,7 @@ def evaluate_pair(reference, synthesized, sampling_rate, metrics=METRIC_NAMES, m
         metrics: names from `METRIC_NAMES`.
         mel_config: a PreprocessConfig for the log-mel L1 (its mel settings; the rate is
             taken from `sampling_rate`); needed only when "log_mel_l1" is asked for.
+        max_frequency: Hz; the MCD measures the band below it only (None: the whole band).
 
     Returns:
         `(scores, failures)`: {metric: float} for those computed, and {metric: one-line
@@ -97,7 +98,7 @@ def evaluate_pair(reference, synthesized, sampling_rate, metrics=METRIC_NAMES, m
     scores, failures = {}, {}
     for group in dict.fromkeys(BY_NAME[name].group for name in metrics):
         try:
-            values = GROUPS[group](reference, synthesized, sampling_rate, mel_config)
+            values = GROUPS[group](reference, synthesized, sampling_rate, mel_config, max_frequency)
         except MetricError as error:
             values = {name: str(error) for name in metrics if BY_NAME[name].group == group}
             failures.update(values)
@@ -221,7 +222,7 @@ class Source:
     stored_rate: int = None
 
 
-def evaluate_sources(reference, synthesized, metrics=METRIC_NAMES, mel_config=None):
+def evaluate_sources(reference, synthesized, metrics=METRIC_NAMES, mel_config=None, max_frequency=None):
     """Score every utterance id present in both `{utt_id: Source}` maps, at the recording's rate.
 
     Nothing stops the run: ids with no partner, files that cannot be read and metrics that
@@ -248,7 +249,7 @@ def evaluate_sources(reference, synthesized, metrics=METRIC_NAMES, mel_config=No
             logger.warning("%s: %s (left out)", utt_id, error)
             continue
         conversions.update(changes)
-        scores, failures = evaluate_pair(recording, synthesis, rate, metrics, mel_config)
+        scores, failures = evaluate_pair(recording, synthesis, rate, metrics, mel_config, max_frequency)
         notes = [f"reference {change}" for change in reference_changes] + [f"synthesized {change}" for change in changes]
         for reason, names in _group_by_value(failures).items():
             notes.append(f"{', '.join(names)} not computed: {reason}")

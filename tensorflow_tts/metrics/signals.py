@@ -1,5 +1,6 @@
-"""What every metric of two waveforms shares: its error type and the same-length check."""
+"""What the metrics share: their error type, the same-length check and the DTW path."""
 
+import librosa
 import numpy as np
 
 # Copy-synthesis outputs may differ from their recording by up to this many samples
@@ -24,3 +25,16 @@ def same_length(reference, synthesized, tolerance=LENGTH_TOLERANCE):
         )
     length = min(len(reference), len(synthesized))
     return np.asarray(reference[:length], dtype=np.float64), np.asarray(synthesized[:length], dtype=np.float64)
+
+
+def dtw_path(cost):
+    """The lowest-cost monotonic path through a cost matrix (librosa's DTW, steps (1,0), (0,1), (1,1)).
+
+    Args:
+        cost: float `[reference frames, synthesized frames]`.
+
+    Returns:
+        int `[steps, 2]`: (reference frame, synthesized frame) pairs from (0, 0) to the last frames.
+    """
+    _, path = librosa.sequence.dtw(C=cost, backtrack=True)
+    return path[::-1]

@@ -1,4 +1,5 @@
-"""Spectral distances of copy-synthesis: the log-mel L1 and the multi-resolution STFT distance.
+"""Spectral distances: the log-mel L1 and the multi-resolution STFT distance of copy-synthesis,
+and the DTW-aligned mel L1 of an acoustic model's mels.
 
 * log-mel L1: mean `|log10 mel(synthesized) - log10 mel(reference)|` with the one mel
   definition (`tensorflow_tts.audio`), both floored at log10 1e-5 = -5 as HiFi-GAN's
@@ -9,6 +10,8 @@
   exactly what `tensorflow_tts.losses.TFMultiResolutionSTFT` computes as the training loss
   (uncentred frames, periodic Hann window, magnitudes `sqrt(|X|^2 + 1e-7)` clipped to
   [1e-7, 1e3]); numpy here so evaluation needs no TensorFlow.
+* DTW mel L1: mean `|predicted - reference|` per mel bin along the DTW path whose frame
+  cost is that same L1 (any two mel sequences of one kind: raw or normalised log mels).
 """
 
 import numpy as np
@@ -17,7 +20,7 @@ import scipy.signal
 from tensorflow_tts.audio.features import mel_filterbank_for
 from tensorflow_tts.audio.mel import magnitude_to_log_mel
 from tensorflow_tts.audio.stft import magnitude_stft
-from tensorflow_tts.metrics.signals import MetricError, same_length
+from tensorflow_tts.metrics.signals import MetricError, dtw_path, same_length
 
 LOG_MEL_FLOOR = -5.0
 # The training loss's resolutions and magnitude floor (tensorflow_tts/losses/stft.py).
@@ -75,3 +78,10 @@ def mr_stft_distance(reference, synthesized, resolutions=MR_STFT_RESOLUTIONS):
         convergence += np.linalg.norm(y - x) / np.linalg.norm(y)
         magnitude += np.mean(np.abs(np.log(y) - np.log(x)))
     return float(convergence / len(resolutions)), float(magnitude / len(resolutions))
+
+
+def dtw_mel_l1(predicted, reference):
+    """Mean L1 per mel bin along the DTW path between two float `[frames, num_mels]` mels of any lengths."""
+    cost = np.abs(predicted[:, None, :] - reference[None, :, :]).mean(axis=2)
+    path = dtw_path(cost)
+    return float(cost[path[:, 0], path[:, 1]].mean())
