@@ -26,8 +26,8 @@ def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
         mels: {utt_id: normalised mel `[frames, num_mels]`} as the model decoded it (any length).
 
     Returns:
-        {"mcd": mean, "log_f0_rmse": mean, "mcd_recorded_mel": ..., "log_f0_rmse_recorded_mel": ...}
-        (the last two: Griffin-Lim of the recording's own mel).
+        {"mcd": mean, "log_f0_rmse": mean, "mcd_recorded_mel": ..., "log_f0_rmse_recorded_mel": ...
+        (Griffin-Lim of the recording's own mel), "scored": utterances in the means, "utterances": all}.
     """
     config = PreprocessConfig.from_yaml(dump / layout.CONFIG_NAME)
     griffin_lim = TFGriffinLim(config, stats=dump / layout.STATS_NAME)
@@ -37,8 +37,8 @@ def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
     print(f"{'utterance':<14}{'MCD':>8}{'log-F0':>9}{'MCD rec. mel':>14}{'log-F0 rec.':>13}")
     rows = []
     for utt_id, mel in mels.items():
-        if len(mel) == 0:
-            print(f"{utt_id:<14}  decoded to 0 frames: left out")
+        if len(mel) * config.hop_size < config.fft_size:
+            print(f"{utt_id:<14}  decoded to {len(mel)} frame(s), less than one FFT window: left out")
             continue
         recording = layout.load_feature(layout.WAVE, dump / split, utt_id)
         recorded_mel = layout.load_feature(layout.NORM_MEL, dump / split, utt_id)
@@ -47,6 +47,8 @@ def griffin_lim_scores(dump, split, mels, n_iter=GRIFFIN_LIM_ITERS):
                   for m in (mel, recorded_mel)]
         rows.append((scores[0].mcd, scores[0].log_f0_rmse, scores[1].mcd, scores[1].log_f0_rmse))
         print(f"{utt_id:<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(rows[-1], (8, 9, 14, 13))))
-    means = np.nanmean(rows, axis=0)
-    print(f"{'mean':<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(means, (8, 9, 14, 13))))
-    return dict(zip(("mcd", "log_f0_rmse", "mcd_recorded_mel", "log_f0_rmse_recorded_mel"), map(float, means)))
+    # Utterances left out count in no mean: the row says how many were scored.
+    means = np.nanmean(rows, axis=0) if rows else np.full(4, np.nan)
+    print(f"{f'mean of {len(rows)}':<14}" + "".join(f"{value:>{width}.3f}" for value, width in zip(means, (8, 9, 14, 13))))
+    names = ("mcd", "log_f0_rmse", "mcd_recorded_mel", "log_f0_rmse_recorded_mel")
+    return {**dict(zip(names, map(float, means))), "scored": len(rows), "utterances": len(mels)}

@@ -72,7 +72,7 @@ def list_sources(folder, npy_rate, problems):
 
     Files with two sources for one id are named in `problems` and the first is kept.
     """
-    if (folder / layout.WAVE.folder).is_dir() and not any(path.suffix in AUDIO_SUFFIXES for path in folder.iterdir()):
+    if (folder / layout.WAVE.folder).is_dir() and not any(path.suffix.lower() in AUDIO_SUFFIXES for path in folder.iterdir()):
         folder = folder / layout.WAVE.folder
     sources = {}
     for path in sorted(folder.iterdir()):
