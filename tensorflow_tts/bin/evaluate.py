@@ -35,7 +35,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="tensorflow-tts-evaluate",
         description="Score synthesized utterances against their recordings (MCD, log-F0 RMSE, V/UV error, "
-        "PESQ-WB, STOI, MR-STFT distance, log-mel L1); prints mean, median and 95 %% interval per metric and "
+        "PESQ-WB, STOI, MR-STFT distance, log-mel L1); prints mean, median and the 95 % confidence interval of the mean per metric and "
         "writes per-utterance scores as JSON and CSV.",
         epilog="metrics: " + "; ".join(f"{metric.name}: {metric.description}, {metric.better} is better"
                                        for metric in METRICS),
@@ -43,8 +43,9 @@ def parse_args(argv=None):
     parser.add_argument("--reference", required=True, type=Path, help="folder of recordings (wav files or a dump's wavs/)")
     parser.add_argument("--synthesized", required=True, type=Path, help="folder of synthesized audio, same utterance ids")
     parser.add_argument("--metrics", nargs="+", default=list(METRIC_NAMES), choices=METRIC_NAMES, metavar="METRIC",
-                        help=f"any of {', '.join(METRIC_NAMES)} (default: all; pesq, stoi, mr_stft and log_mel_l1 "
-                        "need same-length copy-synthesis and are left out, with a note, for pairs whose lengths differ)")
+                        help=f"any of {', '.join(METRIC_NAMES)} (default: all; "
+                        f"{', '.join(metric.name for metric in METRICS if metric.same_length)} need same-length "
+                        "copy-synthesis and are left out, with a note, for pairs whose lengths differ)")
     parser.add_argument("--out", type=Path, default=Path("evaluation.json"),
                         help="JSON report; the per-utterance CSV goes beside it (default: ./evaluation.json)")
     parser.add_argument("--config", type=Path, default=None,
