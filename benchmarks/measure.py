@@ -112,3 +112,34 @@ def finish(summary, json_path=None):
     if json_path:
         Path(json_path).write_text(json.dumps(summary, indent=2) + "\n")
     return 0
+
+
+class TimeBudget:
+    """Trainer mixin (put it first: `class T(TimeBudget, SomeTrainer)`): stops, and saves, at the
+    first step that ends after `deadline` (time.monotonic()); `steps_per_second()` is the rate of
+    the steps after the first, which also traces and compiles."""
+
+    deadline = float("inf")
+    _first_step = None  # (time.monotonic(), steps) when the first step ended
+    _last_step = None
+
+    def _after_train_step(self, micro_results, window):
+        super()._after_train_step(micro_results, window)
+        now = time.monotonic()
+        self._last_step = (now, self.steps)
+        if self._first_step is None:
+            self._first_step = self._last_step
+        if now > self.deadline:
+            self.config.train_max_steps = self.steps  # fit() reads it at every step: ends the loop
+
+    def steps_per_second(self):
+        if self._first_step is None or self._last_step[1] == self._first_step[1]:
+            return None
+        return (self._last_step[1] - self._first_step[1]) / (self._last_step[0] - self._first_step[0])
+
+
+def peak_gpu_memory_mib():
+    """Peak memory TensorFlow allocated on the first GPU in this process (MiB); None without a GPU."""
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**20

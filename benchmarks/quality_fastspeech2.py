@@ -6,10 +6,13 @@ Prints the last train and the valid losses, and on the valid utterances: the mel
 `inference()` output (predicted durations, F0, energy) and the reference mel after DTW
 alignment, next to the same figure for a baseline that predicts the train-set mean frame;
 how many tokens the aligner and the duration predictor give 0 frames; and the mean
-predicted/reference length ratio. Goal: model L1 < half the baseline's.
+predicted/reference length ratio; then the MCD and log-F0 RMSE of the decoded valid
+utterances, vocoded with 60-iteration Griffin-Lim, against the recordings
+(`vocoded_scores.py`). Goal: model L1 < half the baseline's.
 """
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -22,22 +25,18 @@ import tensorflow as tf
 
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.statistics import read_stats
+from tensorflow_tts.metrics import dtw_mel_l1
 from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.recipes import acoustic as recipe_lib
 from tensorflow_tts.recipes.fastspeech2 import FastSpeech2Trainer, build_fastspeech2
+from measure import TimeBudget, peak_gpu_memory_mib
+from vocoded_scores import griffin_lim_scores
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-class TimeBudgetTrainer(FastSpeech2Trainer):
-    """Stops (and saves) at the first step past a wall-clock deadline."""
-
-    deadline = float("inf")
-
-    def _after_train_step(self, micro_results, window):
-        super()._after_train_step(micro_results, window)
-        if time.monotonic() > self.deadline:
-            self.config.train_max_steps = self.steps  # ends fit()'s loop after this step
+class TimeBudgetTrainer(TimeBudget, FastSpeech2Trainer):
+    """The FastSpeech2 trainer, stopping at the time budget."""
 
 
 def preprocess_corpus(dump):
@@ -51,15 +50,6 @@ def preprocess_corpus(dump):
         sys.exit(f"preprocessing failed ({status})")
 
 
-def dtw_l1(prediction, reference):
-    """Mean L1 (per mel bin) along the DTW path between two [frames, mels] arrays."""
-    import librosa
-
-    cost = np.abs(prediction[:, None, :] - reference[None, :, :]).mean(axis=2)
-    _, path = librosa.sequence.dtw(C=cost)
-    return float(cost[path[:, 0], path[:, 1]].mean())
-
-
 def utterances(dump, split):
     for utt_id in layout.load_utt_ids(dump, split):
         yield utt_id, layout.load_feature(layout.IDS, dump / split, utt_id), layout.load_feature(layout.NORM_MEL, dump / split, utt_id)
@@ -71,6 +61,7 @@ def main(argv=None):
     parser.add_argument("--config", default=str(REPO / "examples" / "fastspeech2" / "conf" / "fastspeech2.tiny.yaml"))
     parser.add_argument("--dump-dir", default=None, help="an existing dump (default: preprocess the bundled corpus)")
     parser.add_argument("--outdir", default=None, help="default: a temporary folder")
+    parser.add_argument("--mixed-precision", action="store_true", help="train in mixed precision (float16 on GPU)")
     args = parser.parse_args(argv)
     recipe_lib.setup_logging(0)
     outdir = Path(args.outdir or tempfile.mkdtemp(prefix="quality_fastspeech2_"))
@@ -87,6 +78,7 @@ def main(argv=None):
     trainer = TimeBudgetTrainer(
         config=recipe.trainer_config, strategy=strategy, aligner_config=recipe.aligner_config,
         f0_stats=read_stats(dump / "stats_f0.npy"), energy_stats=read_stats(dump / "stats_energy.npy"),
+        is_mixed_precision=args.mixed_precision,
     )
     model, aligner = build_fastspeech2(recipe.model_config, recipe.aligner_config, train_dataset.num_mels)
     trainer.compile(model, create_optimizer(recipe.optimizer_params, recipe.trainer_config.train_max_steps), aligner=aligner)
@@ -107,17 +99,18 @@ def main(argv=None):
             aligner_tokens += int(length)
 
     mean_frame = np.concatenate([mel for _, _, mel in utterances(dump, "train")]).mean(axis=0)
-    model_l1, baseline_l1, ratios, predicted_zero, predicted_tokens = [], [], [], 0, 0
+    model_l1, baseline_l1, ratios, predicted_zero, predicted_tokens, decoded = [], [], [], 0, 0, {}
     one = tf.constant([1.0])
     for utt_id, ids, reference in utterances(dump, "valid"):
         outputs = model.inference(tf.constant(ids[None], tf.int32), tf.constant([0], tf.int32), one, one, one)
         durations = outputs[2].numpy()[0]
         prediction = outputs[1].numpy()[0, : int(durations.sum())]
+        decoded[utt_id] = prediction
         predicted_zero += int((durations == 0).sum())
         predicted_tokens += len(durations)
         ratios.append(len(prediction) / len(reference))
-        model_l1.append(dtw_l1(prediction, reference) if len(prediction) else float("nan"))
-        baseline_l1.append(dtw_l1(np.tile(mean_frame, (len(reference), 1)), reference))
+        model_l1.append(dtw_mel_l1(prediction, reference) if len(prediction) else float("nan"))
+        baseline_l1.append(dtw_mel_l1(np.tile(mean_frame, (len(reference), 1)), reference))
 
     print(f"\ntrained {trainer.steps} steps in {minutes:.1f} min (budget {args.max_minutes} min)")
     print("train losses (last log window): " + ", ".join(f"{k}={v:.4f}" for k, v in sorted(train_losses.items())))
@@ -128,7 +121,12 @@ def main(argv=None):
     print(f"zero-frame tokens: aligner {aligner_zero}/{aligner_tokens} (train), "
           f"duration predictor {predicted_zero}/{predicted_tokens} (valid inference)")
     print(f"mean predicted/reference length ratio (valid): {np.mean(ratios):.3f}")
+    vocoded = griffin_lim_scores(dump, "valid", decoded)
     print(f"outputs in {outdir}")
+    print(json.dumps({"steps": trainer.steps, "train_minutes": round(minutes, 2),
+                      "steps_per_second": trainer.steps_per_second(), "peak_gpu_memory_mib": peak_gpu_memory_mib(),
+                      "mixed_precision": args.mixed_precision, "dtw_mel_l1": model_mean, "baseline_dtw_mel_l1": baseline_mean,
+                      "griffin_lim_vocoded": vocoded}))
 
 
 def last_train_scalars(logdir):

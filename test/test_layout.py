@@ -21,6 +21,9 @@ FORBIDDEN = {
     "trainers": {"models", "datasets", "dump", "recipes", "inference", "bin"},
     "processor": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin"},
     "audio": {"dump", "datasets", "trainers", "models", "layers", "inference", "recipes", "bin", "processor"},
+    # Evaluation runs without TensorFlow: audio features only.
+    "metrics": {"dump", "datasets", "trainers", "models", "layers", "losses", "inference", "recipes", "bin",
+                "processor", "optimizers", "alignment", "configs", "utils"},
 }
 
 
