@@ -119,6 +119,7 @@ class BaseTrainer:
                 policy = "mixed_float16" if tf.config.list_physical_devices("GPU") else "mixed_bfloat16"
             tf.keras.mixed_precision.set_global_policy(policy)
             self.mixed_precision_policy = policy
+            logger.info("mixed precision: %s", policy)
         self.is_chief = is_chief(self.strategy)
         self._groups = []
         self._step_functions = {}
