@@ -193,7 +193,8 @@ def test_nothing_outside_examples_imports_examples_or_edits_sys_path():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             if any(name == "examples" or name.startswith("examples.") for name in names):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno} imports examples")
-        allowed = path.relative_to(REPO).as_posix() in SYS_PATH_ALLOWED and 'if __name__ == "__main__" and not __package__:' in text
+        guarded = 'if __name__ == "__main__" and not __package__:' in text
+        allowed = path.relative_to(REPO).as_posix() in SYS_PATH_ALLOWED and guarded
         if "sys.path.insert(" in text and path.name != "test_layout.py" and not allowed:
             offenders.append(f"{path.relative_to(REPO)}: sys.path.insert")
     assert not offenders, offenders
