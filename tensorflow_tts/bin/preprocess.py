@@ -2,15 +2,26 @@
 
     tensorflow-tts-preprocess --rootdir ./LJSpeech-1.1 --outdir ./dump_ljspeech \
         --config preprocess/ljspeech_preprocess.yaml --dataset ljspeech
+
+From a checkout it also runs as a file, as TensorFlowTTS 1.8's guides call it:
+
+    python tensorflow_tts/bin/preprocess.py --rootdir ./LJSpeech-1.1 --outdir ./dump/ljspeech \
+        --config preprocess/ljspeech_preprocess.yaml
 """
 
 import argparse
 import logging
+import os
 import sys
 
-from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging
-from tensorflow_tts.dump.layout import REPORT_NAME
-from tensorflow_tts.dump.preprocess import preprocess_corpus
+if __name__ == "__main__" and not __package__:
+    # Run as a file: Python put tensorflow_tts/bin/ on the path, not the checkout holding the
+    # package, so `tensorflow_tts` would not import (or would be another installed copy).
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging  # noqa: E402
+from tensorflow_tts.dump.layout import REPORT_NAME  # noqa: E402
+from tensorflow_tts.dump.preprocess import preprocess_corpus  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.preprocess")
 
@@ -29,8 +40,12 @@ def parse_args(argv=None):
         "split it into train/valid, and compute and apply the normalisation statistics.",
     )
     add_preprocess_flags(parser, rootdir_help="the corpus folder (e.g. LJSpeech-1.1)", outdir_help="the dump folder to write")
-    parser.add_argument("--dataset", required=True, help="corpus name: ljspeech, baker, libritts, ...")
-    parser.add_argument("--n_cpus", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--dataset", default="ljspeech", help="corpus name: ljspeech (the default, as in 1.8), baker, libritts, ..."
+    )
+    parser.add_argument(
+        "--n_cpus", type=int, default=None, help="worker processes (default: the YAML's num_workers, else all cores)"
+    )
     parser.add_argument(
         "--test_size", type=_test_size, default=0.05, help="fraction (or number) of utterances for valid"
     )
@@ -59,6 +74,7 @@ def main(argv=None):
     if args.n_cpus is not None and args.n_cpus < 1:
         logger.error("--n_cpus: expected a number >= 1, got %d", args.n_cpus)
         return 2
+    n_cpus = args.n_cpus or config.num_workers
     if not args.rootdir.is_dir():
         logger.error("--rootdir %s: no such folder", args.rootdir)
         return 2
@@ -75,7 +91,7 @@ def main(argv=None):
         processor,
         config,
         args.outdir,
-        n_cpus=args.n_cpus,
+        n_cpus=n_cpus,
         test_size=args.test_size,
         seed=args.seed,
         dataset=args.dataset,

@@ -53,6 +53,9 @@ class BaseConfig:
     """
 
     model_types: ClassVar[tuple] = ()  # empty for configs that are not a model's
+    # Other spellings of a field that YAML files in use write: {alias: field name}. Both given
+    # with different values is an error naming the two.
+    key_aliases: ClassVar[dict] = {}
 
     @property
     def model_type(self):
@@ -73,6 +76,15 @@ class BaseConfig:
                     f"{source}: model_type {model_type!r} does not fit {cls.__name__}; expected {cls.model_types[0]!r}"
                 )
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        for alias, name in cls.key_aliases.items():
+            if alias not in values:
+                continue
+            value = values.pop(alias)
+            if name in values and values[name] != value:
+                raise ConfigError(
+                    f"{source}: {alias} ({value!r}) and {name} ({values[name]!r}) both give {name}; keep one"
+                )
+            values[name] = value
         unknown = sorted(set(values) - set(fields))
         if unknown:
             raise ConfigError(

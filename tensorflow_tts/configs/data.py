@@ -8,6 +8,12 @@ from tensorflow_tts.configs.base_config import BaseConfig
 BATCHING_MODES = ("padded", "bucket", "frames")
 
 
+def check_num_workers(num_workers):
+    """`num_workers` of a training YAML: null or a whole number >= 1."""
+    if num_workers is not None and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1):
+        raise ValueError(f"num_workers={num_workers!r}: expected a whole number >= 1, or null (one thread per core)")
+
+
 @dataclasses.dataclass
 class AcousticDataConfig(BaseConfig):
     """How a training script reads the dump (keys at the top level of the YAML, as in 1.8)."""
@@ -33,12 +39,14 @@ class AcousticDataConfig(BaseConfig):
     # skipped; smaller misses are repaired (null: always repair).
     max_duration_fix_frames: typing.Optional[int] = None
     eval_batch_size: typing.Optional[int] = None  # per replica; null = batch_size
+    num_workers: typing.Optional[int] = None  # threads of the input pipeline; null = one per core
 
     def __post_init__(self):
         if self.format != "npy":
             raise ValueError(f"format={self.format!r}: only 'npy' dumps are supported")
         if self.batch_size < 1 or self.hop_size < 1:
             raise ValueError("batch_size and hop_size must be >= 1")
+        check_num_workers(self.num_workers)
         if self.batching not in BATCHING_MODES:
             raise ValueError(f"batching={self.batching!r}: expected one of {', '.join(BATCHING_MODES)}")
         if self.batching == "frames" and not self.batch_frames:

@@ -56,8 +56,12 @@ class PreprocessConfig(BaseConfig):
     # Search range of the F0 tracker (pyworld dio) in Hz.
     f0_floor: float = 71.0
     f0_ceil: float = 800.0
+    # Worker processes of tensorflow-tts-preprocess when --n_cpus is not given; null = all cores.
+    num_workers: typing.Optional[int] = None
 
     def __post_init__(self):
+        if self.num_workers is not None:
+            self._require_positive_int("num_workers")
         for key in ("sampling_rate", "fft_size", "hop_size", "num_mels", "trim_frame_size", "trim_hop_size"):
             self._require_positive_int(key)
         if self.win_length is not None:

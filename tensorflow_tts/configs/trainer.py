@@ -11,8 +11,11 @@ class TrainerConfig(BaseConfig):
     """Every knob of the training loop (tensorflow_tts.trainers.BaseTrainer).
 
     A "step" is one optimizer update; with gradient accumulation it consumes
-    `gradient_accumulation_steps` batches of the dataset.
+    `gradient_accumulation_steps` batches of the dataset. `max_steps` (the spelling of the
+    multi-GPU guide for TensorFlowTTS 1.8) is read as `train_max_steps`.
     """
+
+    key_aliases = {"max_steps": "train_max_steps"}
 
     train_max_steps: int = 100000  # stop after this many updates
     log_interval_steps: int = 200  # write train scalars every N steps
@@ -62,7 +65,7 @@ class TrainerConfig(BaseConfig):
         The old TensorFlowTTS YAML keeps the trainer keys at the top level beside the model
         and data keys; the script validates the remainder with its own config class.
         """
-        names = {field.name for field in dataclasses.fields(cls)}
+        names = {field.name for field in dataclasses.fields(cls)} | set(cls.key_aliases)
         trainer_values = {key: value for key, value in values.items() if key in names}
         rest = {key: value for key, value in values.items() if key not in names}
         return cls.from_dict(trainer_values, source=source), rest

@@ -9,6 +9,7 @@ import dataclasses
 import typing
 
 from tensorflow_tts.configs.base_config import BaseConfig, ConfigError
+from tensorflow_tts.configs.data import check_num_workers
 from tensorflow_tts.configs.registry import split_training_yaml
 from tensorflow_tts.configs.trainer import TrainerConfig
 
@@ -93,6 +94,7 @@ log10-mel L1 loss (new, off in the published recipes); feature matching is on
     allow_cache: bool = True  # keep the decoded dump in memory after the first epoch
     is_shuffle: bool = True  # reshuffle the training utterances every epoch
     seed: int = 42  # shuffling and segment positions
+    num_workers: typing.Optional[int] = None  # threads of the input pipeline; null = one per core
     # --- optimizers (see optimizers.factory.OptimizerConfig; `lr` of 1.8 MelGAN files is accepted)
     generator_optimizer_params: dict = dataclasses.field(default_factory=dict)
     discriminator_optimizer_params: dict = dataclasses.field(default_factory=dict)
@@ -112,6 +114,7 @@ log10-mel L1 loss (new, off in the published recipes); feature matching is on
                 )
         if self.format != "npy":
             raise ValueError(f"format: {self.format!r} is not supported; use npy")
+        check_num_workers(self.num_workers)
         if self.adversarial_loss_type not in ("mse", "hinge"):
             raise ValueError(f"adversarial_loss_type: expected 'mse' or 'hinge', got {self.adversarial_loss_type!r}")
         for key, config_class in (

@@ -19,6 +19,7 @@ from tensorflow_tts.datasets.dump_dataset import (
     DumpError,
     DumpFeature,
     read_utt_ids,
+    with_num_workers,
 )
 from tensorflow_tts.datasets.synthetic import write_synthetic_dump
 
@@ -36,6 +37,7 @@ __all__ = [
     "padded_batches",
     "padding_ratio",
     "read_utt_ids",
+    "with_num_workers",
     "with_padding_ratio",
     "write_synthetic_dump",
 ]

@@ -29,6 +29,18 @@ BATCHING_MODES = ("padded", "bucket", "frames")
 logger = logging.getLogger(__name__)
 
 
+def with_num_workers(dataset, num_workers):
+    """`dataset` with its tf.data work (file reads, parallel maps) on `num_workers` threads.
+
+    The YAML's `num_workers`; None leaves tf.data's default (a thread per core).
+    """
+    if num_workers is None:
+        return dataset
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = int(num_workers)
+    return dataset.with_options(options)
+
+
 @dataclasses.dataclass(frozen=True)
 class DumpFeature:
     """One per-utterance file kind of the dump (`tensorflow_tts.dump.layout`) and the example key it is read into.

@@ -23,11 +23,12 @@ from tensorflow_tts.configs.registry import (
     split_training_yaml,
 )
 from tensorflow_tts.configs.trainer import TrainerConfig
-from tensorflow_tts.datasets import AcousticDataset
+from tensorflow_tts.datasets import AcousticDataset, with_num_workers
 from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
 from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
+from tensorflow_tts.optimizers import pop_optimizer_params
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
 
@@ -115,7 +116,7 @@ def load_recipe(path, expected_model_type, outdir=None, dump_dir=None):
     use_griffin = _pop_1_8_only_keys(rest, str(path))
     for key in RECORDED_FLAGS:  # in the config.yml a run wrote; the command's flags decide
         rest.pop(key, None)
-    optimizer_params = rest.pop("optimizer_params", None) or {}
+    optimizer_params = pop_optimizer_params(rest, source=str(path))["optimizer_params"]
     aligner_config = AlignerConfig.from_dict(rest.pop("aligner_params", None) or {}, source=f"{path}: aligner_params")
     data_config = AcousticDataConfig.from_dict(rest, source=str(path))
     return Recipe(
@@ -267,7 +268,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
         )
     if data_config.use_fixed_shapes:
         batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
-    return batches, dataset
+    return with_num_workers(batches, data_config.num_workers), dataset
 
 
 def build_train_valid(train_dir, dev_dir, data_config, **common):

@@ -24,7 +24,7 @@ from tensorflow_tts.losses.guided_attention import guided_attention_loss
 from tensorflow_tts.losses.spectrogram import masked_mel_mae, masked_mel_mse
 from tensorflow_tts.losses.stop_token import decoder_steps, stop_token_loss
 from tensorflow_tts.models import TFTacotron2
-from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.optimizers import create_optimizer, pop_optimizer_params
 from tensorflow_tts.dump import layout
 from tensorflow_tts.recipes import acoustic
 from tensorflow_tts.trainers import Seq2SeqBasedTrainer
@@ -219,7 +219,7 @@ def load_recipe(path, outdir=None):
     """Read a Tacotron 2 training YAML; unknown keys anywhere are errors naming the file."""
     values, _, model_config, trainer_config, rest = acoustic.read_recipe(path, ("tacotron2",), outdir)
     rest.pop("use_norm", None)  # recorded in <outdir>/config.yml by training; the flag decides
-    optimizer_params = rest.pop("optimizer_params", None) or {}
+    optimizer_params = pop_optimizer_params(rest, source=str(path))["optimizer_params"]
     training_names = {field.name for field in dataclasses.fields(Tacotron2TrainingConfig)}
     training_config = Tacotron2TrainingConfig.from_dict(
         {key: rest.pop(key) for key in list(rest) if key in training_names}, source=str(path)

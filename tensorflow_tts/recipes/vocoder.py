@@ -18,7 +18,7 @@ from tensorflow_tts.audio.griffin_lim import TFMelSpectrogram
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.registry import model_config_from_yaml, read_yaml
 from tensorflow_tts.configs.vocoder import VocoderTrainingConfig, split_vocoder_yaml
-from tensorflow_tts.datasets import AudioMelDataset, DumpError
+from tensorflow_tts.datasets import AudioMelDataset, DumpError, with_num_workers
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.statistics import load_mel_statistics, normalize_mel
 from tensorflow_tts.losses.adversarial import (
@@ -32,7 +32,7 @@ from tensorflow_tts.models import (
     TFMelGANMultiScaleDiscriminator,
     registry,
 )
-from tensorflow_tts.optimizers import create_optimizer
+from tensorflow_tts.optimizers import create_optimizer, pop_optimizer_params
 from tensorflow_tts.trainers.base_trainer import _to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
@@ -45,6 +45,8 @@ GENERATOR_CLASSES = {entry.name: entry.model_class for entry in registry.of_role
 
 # 1.8 built vocoder optimizers as tf.keras Adam, so its files assume Adam's own defaults.
 _VOCODER_ADAM_DEFAULTS = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
+# What a guide-style `optimizer: {type, args}` section sets in a GAN recipe: both optimizers.
+_OPTIMIZER_SECTIONS = ("generator_optimizer_params", "discriminator_optimizer_params")
 
 
 # ---------------------------------------------------------------------------- the trainer
@@ -225,11 +227,6 @@ def vocoder_optimizer(params, train_max_steps, name):
     default to Keras Adam's, which 1.8 vocoders used.
     """
     params = {**_VOCODER_ADAM_DEFAULTS, **(params or {})}
-    if "lr" in params:
-        learning_rate = float(params.pop("lr"))
-        if "lr_fn" in params:
-            raise ConfigError(f"{name}: give either lr (constant) or lr_fn/lr_params, not both")
-        params.update(initial_learning_rate=learning_rate, end_learning_rate=learning_rate)
     try:
         return create_optimizer(params, train_max_steps=train_max_steps, name=name)
     except ConfigError as error:
@@ -284,7 +281,9 @@ def _split_dir(path, flag):
 def load_recipe(config_path, model_types=None):
     """(raw YAML values, model blocks, TrainerConfig, VocoderTrainingConfig) of a recipe file."""
     values = read_yaml(config_path)
-    model_values, trainer_config, vocoder_config = split_vocoder_yaml(values, source=str(config_path))
+    sections = dict(values)
+    sections.update(pop_optimizer_params(sections, _OPTIMIZER_SECTIONS, source=str(config_path)))
+    model_values, trainer_config, vocoder_config = split_vocoder_yaml(sections, source=str(config_path))
     model_type = model_values["model_type"]
     if model_types and model_type not in model_types:
         raise ConfigError(f"{config_path}: model_type {model_type!r}; this script trains {' or '.join(model_types)}")
@@ -318,7 +317,8 @@ def make_vocoder_datasets(train_dir, dev_dir, vocoder_config, use_norm, hop_size
         seed=vocoder_config.seed,
     )
     valid = valid_set.create(valid_batch, num_replicas=num_replicas, drop_remainder=True, shuffle=False, seed=vocoder_config.seed)
-    return train_set, valid_set, train, valid
+    workers = vocoder_config.num_workers
+    return train_set, valid_set, with_num_workers(train, workers), with_num_workers(valid, workers)
 
 
 def _check_lengths(vocoder_config, generator, train_set):

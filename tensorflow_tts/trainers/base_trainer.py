@@ -27,7 +27,7 @@ from tensorflow_tts.configs.trainer import TrainerConfig
 from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator
 from tensorflow_tts.trainers.epochs import EpochBatches
 from tensorflow_tts.utils.strategy import is_chief
-from tensorflow_tts.utils.checkpoints import restore_weights
+from tensorflow_tts.utils.checkpoints import CHECKPOINTS_FOLDER, checkpoint_location, restore_weights
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,7 @@ class BaseTrainer:
                 policy = "mixed_float16" if tf.config.list_physical_devices("GPU") else "mixed_bfloat16"
             tf.keras.mixed_precision.set_global_policy(policy)
             self.mixed_precision_policy = policy
+            logger.info("mixed precision: %s", policy)
         self.is_chief = is_chief(self.strategy)
         self._groups = []
         self._step_functions = {}
@@ -474,7 +475,7 @@ class BaseTrainer:
         On resume the data pipeline starts a new epoch (the position inside an epoch is not
         saved), so N steps + resume + M steps equals N + M straight when N ends an epoch.
         """
-        saved_path = saved_path or os.path.join(self.config.outdir, "checkpoints")
+        saved_path = saved_path or os.path.join(self.config.outdir, CHECKPOINTS_FOLDER)
         self._build_state(saved_path)
         if pretrained:
             self.load_pretrained(pretrained)
@@ -705,9 +706,11 @@ class BaseTrainer:
                     os.remove(os.path.join(directory, filename))
 
     def load_checkpoint(self, path):
-        """Restore everything from a checkpoint, or from the newest readable one in a directory."""
+        """Restore everything from a checkpoint, or from the newest readable one in a directory
+        (also named as `utils.checkpoints.checkpoint_location` accepts, e.g. `<outdir>/checkpoint/`)."""
         if self._checkpoint is None:
-            self._build_state(self._saved_path or os.path.join(self.config.outdir, "checkpoints"))
+            self._build_state(self._saved_path or os.path.join(self.config.outdir, CHECKPOINTS_FOLDER))
+        path = checkpoint_location(path)
         if os.path.isdir(path):
             state = tf.train.get_checkpoint_state(path)
             candidates = list(reversed(state.all_model_checkpoint_paths)) if state else []
@@ -735,8 +738,7 @@ class BaseTrainer:
 
     def load_pretrained(self, path):
         """Load model weights only (not optimizer, steps or learning rate)."""
-        path = restore_weights(self.models, path, label="pretrained=", strict=False)
-        logger.info("loaded pretrained weights from %s", path)
+        restore_weights(self.models, path, label="pretrained=", strict=False)  # logs what it read
 
 
 def _means_by_loss(sums):
