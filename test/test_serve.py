@@ -147,6 +147,26 @@ def test_synthesize_batch_equals_one_at_a_time(voices):
         np.testing.assert_allclose(audio, alone, atol=1e-5)
 
 
+def test_savedmodel_voices_batch_and_tflite_vocoders_run_on_litert(folders, tmp_path):
+    """A SavedModel pair takes batches; a .tflite (batch 1) runs row by row on ai-edge-litert's interpreter."""
+    from tensorflow_tts.inference.export import export_saved_model
+    from tensorflow_tts.inference.synthesizer import Synthesizer
+    from test_export import shared_tflite
+
+    models = shared_models()
+    export_saved_model(models["fastspeech2"], tmp_path / "fs2", sampling_rate=SAMPLING_RATE, hop_size=HOP_SIZE)
+    export_saved_model(models["multiband_melgan_generator"], tmp_path / "mb", sampling_rate=SAMPLING_RATE)
+    (tmp_path / "mb.tflite").write_bytes(shared_tflite("multiband_melgan_generator"))
+    texts = ["Hello world.", "A second, longer sentence to read."]
+    saved = Synthesizer(tmp_path / "fs2", tmp_path / "mb", processor=LJSPEECH_MAPPER)
+    mixed = Synthesizer(tmp_path / "fs2", tmp_path / "mb.tflite", processor=LJSPEECH_MAPPER)
+    assert saved.acoustic.batchable and saved.vocoder.batchable and not mixed.vocoder.batchable
+    assert type(mixed.vocoder._model.interpreter).__module__.startswith("ai_edge_litert")
+    for synthesizer in (saved, mixed):
+        for text, audio in zip(texts, synthesizer.synthesize_batch(texts)):
+            np.testing.assert_allclose(audio, synthesizer.synthesize(text), atol=1e-5)
+
+
 # ------------------------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     "body, status, field, reason",

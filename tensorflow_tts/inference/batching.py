@@ -1,12 +1,14 @@
 """Several utterances through one model call: padded token batches and exact batched vocoding.
 
 An acoustic model of the FastSpeech family masks padding (id 0), so padded rows give each
-utterance's own mels; its frames are the sum of its predicted durations. A vocoder pads
-with reflection at both ends of its input, so zero-padded rows would change the last
-samples of every shorter utterance. `vocode_batch` therefore takes, from one padded call,
-only the samples whose receptive field ends inside the utterance, and makes the last
-`context_frames` frames of every utterance from a second call over equal-length tail
-windows that end at the utterance's real end: every sample sees what it sees alone.
+utterance its own mels; its frames are the sum of its predicted durations.
+
+A vocoder is convolutional and pads with reflection at both ends of its input, so zero-padded
+rows would change the last samples of every shorter utterance (and padding costs as much as
+speech). `vocode_batch` instead vocodes all utterances joined end to end in one call, which is
+exact for every frame whose receptive field stays inside its own utterance, and makes the
+first and last `context_frames` frames of each from a second call over equal-length windows
+at the utterance's real edges: every sample sees what it sees when vocoded alone.
 """
 
 import numpy as np
@@ -31,23 +33,27 @@ def vocode_batch(vocode, mels, hop_size, context_frames):
         hop_size: samples per frame.
         context_frames: the vocoder's receptive field in frames (see streaming.receptive_field_frames).
 
-    Returns: list of float32 (F_i * hop_size,).
+    Returns: list of float32 (F_i * hop_size,). Utterances of at most 2 * context_frames
+    frames are vocoded alone (one call each).
     """
-    padded, lengths = pad_rows(mels, np.float32)
-    heads = np.asarray(vocode(padded), np.float32).reshape(len(mels), -1)
-    # The last `context` frames of each utterance, from a window with `context` frames of
-    # left context that ends where the utterance ends; shorter utterances go whole.
-    tail, window = context_frames, 2 * context_frames
-    windowed = [index for index, length in enumerate(lengths) if length > window]
-    tails = {}
-    if windowed:
-        windows = np.stack([mels[index][lengths[index] - window :] for index in windowed])
-        audio = np.asarray(vocode(windows), np.float32).reshape(len(windowed), -1)
-        tails = {index: audio[row, (window - tail) * hop_size :] for row, index in enumerate(windowed)}
-    outputs = []
-    for index, length in enumerate(lengths):
-        if index in tails:
-            outputs.append(np.concatenate([heads[index, : (length - tail) * hop_size], tails[index]]))
-        else:
-            outputs.append(np.asarray(vocode(mels[index][np.newaxis]), np.float32).reshape(-1))
+    edge, window = context_frames, 2 * context_frames
+    mels = [np.asarray(row, np.float32) for row in mels]
+    joined = [index for index, row in enumerate(mels) if len(row) > window]
+    outputs = [None] * len(mels)
+    if joined:
+        middle = np.asarray(vocode(np.concatenate([mels[index] for index in joined])[np.newaxis]), np.float32).reshape(-1)
+        edges = np.stack([part for index in joined for part in (mels[index][:window], mels[index][-window:])])
+        edge_audio = np.asarray(vocode(edges), np.float32).reshape(len(edges), -1)
+        start = 0
+        for row, index in enumerate(joined):
+            frames = len(mels[index])
+            outputs[index] = np.concatenate([
+                edge_audio[2 * row, : edge * hop_size],
+                middle[(start + edge) * hop_size : (start + frames - edge) * hop_size],
+                edge_audio[2 * row + 1, (window - edge) * hop_size :],
+            ])
+            start += frames
+    for index, row in enumerate(mels):
+        if outputs[index] is None:
+            outputs[index] = np.asarray(vocode(row[np.newaxis]), np.float32).reshape(-1)
     return outputs

@@ -2,6 +2,7 @@
 
     synthesizer = Synthesizer(acoustic="fastspeech2/", vocoder="mb_melgan.tflite", processor="ljspeech_mapper.json")
     audio = synthesizer.synthesize("Hello world.")  # float32 (samples,), at synthesizer.sampling_rate
+    audios = synthesizer.synthesize_batch(["Hello.", "Good day."])  # one padded batch, the same audio
 
 Everything that can be checked is checked before synthesis (the vocoder's mel bins, hop size
 and sampling rate against the acoustic model's, the processor's symbols against the model's
@@ -86,6 +87,7 @@ class _SavedModelRunner(_Runner):
         )
         super().__init__(path, info, list(specs))
         self._dtypes = {name: spec.dtype for name, spec in specs.items()}
+        self.batchable = all(spec.shape.rank and spec.shape[0] is None for spec in specs.values())
 
     def __call__(self, **inputs):
         import tensorflow as tf

@@ -24,7 +24,7 @@ class Metrics:
         self.first_audio = Histogram("tts_time_to_first_audio_seconds", "Seconds to the first audio byte of a stream",
                                      ["voice"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.audio_seconds = Counter("tts_audio_seconds", "Seconds of audio produced", ["voice"], registry=self.registry)
-        self.real_time_factor = Histogram("tts_real_time_factor", "Synthesis seconds per audio second",
+        self.real_time_factor = Histogram("tts_real_time_factor", "Seconds from request to audio (queue included) per audio second",
                                           ["voice"], buckets=RTF_BUCKETS, registry=self.registry)
         self.batch_size = Histogram("tts_batch_size", "Requests run together in one batch", ["voice"],
                                     buckets=BATCH_BUCKETS, registry=self.registry)
