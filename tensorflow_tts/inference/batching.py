@@ -9,6 +9,9 @@ speech). `vocode_batch` instead vocodes all utterances joined end to end in one 
 exact for every frame whose receptive field stays inside its own utterance, and makes the
 first and last `context_frames` frames of each from a second call over equal-length windows
 at the utterance's real edges: every sample sees what it sees when vocoded alone.
+
+Both calls are padded to a few bucketed shapes: TensorFlow's oneDNN kernels keep memory for
+every input shape they meet, so unbounded shapes would make a server's memory grow.
 """
 
 import numpy as np
@@ -22,6 +25,19 @@ def pad_rows(rows, dtype):
     for index, row in enumerate(rows):
         batch[index, : len(row)] = row
     return batch, lengths
+
+
+def bucket(size, steps_per_octave=4):
+    """`size` rounded up to one of `steps_per_octave` sizes per octave (at most 1/steps_per_octave more)."""
+    if size <= 2 * steps_per_octave:
+        return size
+    step = (1 << (int(size - 1).bit_length() - 1)) // steps_per_octave
+    return -(-size // step) * step
+
+
+def _padded(array, size):
+    """array (N, ...) with zeros appended along axis 0 up to `size`."""
+    return np.concatenate([array, np.zeros((size - len(array),) + array.shape[1:], array.dtype)]) if size > len(array) else array
 
 
 def vocode_batch(vocode, mels, hop_size, context_frames):
@@ -41,9 +57,11 @@ def vocode_batch(vocode, mels, hop_size, context_frames):
     joined = [index for index, row in enumerate(mels) if len(row) > window]
     outputs = [None] * len(mels)
     if joined:
-        middle = np.asarray(vocode(np.concatenate([mels[index] for index in joined])[np.newaxis]), np.float32).reshape(-1)
+        # Zeros after the last utterance reach only frames that come from the edge windows.
+        frames = np.concatenate([mels[index] for index in joined])
+        middle = np.asarray(vocode(_padded(frames, bucket(len(frames)))[np.newaxis]), np.float32).reshape(-1)
         edges = np.stack([part for index in joined for part in (mels[index][:window], mels[index][-window:])])
-        edge_audio = np.asarray(vocode(edges), np.float32).reshape(len(edges), -1)
+        edge_audio = np.asarray(vocode(_padded(edges, bucket(len(edges), 1))), np.float32).reshape(-1, window * hop_size)
         start = 0
         for row, index in enumerate(joined):
             frames = len(mels[index])
