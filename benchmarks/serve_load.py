@@ -6,7 +6,7 @@
 Starts the server on 127.0.0.1 (a fresh process per mode), sends a bounded load of mixed
 lengths from `--clients` concurrent clients, and prints per mode: throughput (audio seconds
 per wall second), p50/p95/p99 latency, time to first audio byte (--stream), errors and the
-server's RSS growth over the run. Nothing leaves this machine.
+server's RSS growth over each half of the run. Nothing leaves this machine.
 """
 
 import argparse
@@ -32,6 +32,24 @@ SENTENCES = [
     "Printing, in the only sense with which we are at present concerned, differs from most if not from all the arts.",
     "It is a long way to the river. We walked there in the morning, and came back when the sun was low.",
 ]
+WORDS_PER_TEXT = ((2, 5), (8, 14), (18, 24), (30, 40))  # four length classes; long texts have two sentences
+
+
+def mixed_texts(count, seed=0):
+    """`count` different texts of the four length classes in turn (seeded): every request is new
+    to the models, as in real traffic, not four sentences repeated."""
+    import random
+
+    rng = random.Random(seed)
+    words = " ".join(SENTENCES).replace(",", "").replace(".", "").lower().split()
+    texts = []
+    for index in range(count):
+        low, high = WORDS_PER_TEXT[index % len(WORDS_PER_TEXT)]
+        chosen = [rng.choice(words) for _ in range(rng.randint(low, high))]
+        if len(chosen) > 25:
+            chosen[len(chosen) // 2] += "."
+        texts.append(" ".join(chosen).capitalize() + ".")
+    return texts
 
 
 def random_voice(folder):
@@ -42,6 +60,9 @@ def random_voice(folder):
     from tensorflow_tts.inference.auto import build_model, model_class_for
     from tensorflow_tts.processor.registry import default_mapper_path
 
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(0)  # the same voice, the same durations, in every run
     paths = {}
     for name, recipe in (("fastspeech2", "fastspeech2/conf/fastspeech2.tiny.yaml"),
                          ("mb_melgan", "multiband_melgan/conf/multiband_melgan.tiny.yaml")):
@@ -117,11 +138,16 @@ def run_mode(voice, args, batching):
     server, url = serve(voice, args.max_batch_size if batching else 1, args.batch_wait_ms)
     try:
         sampling_rate = httpx.get(f"{url}/v1/voices").json()["voices"][0]["sampling_rate"]
-        asyncio.run(load(url, SENTENCES * args.clients, args.clients, args.stream))  # warm-up, not counted
-        rss_before = rss_mib(server.pid)
-        texts = [SENTENCES[index % len(SENTENCES)] for index in range(args.requests)]
-        results, wall = asyncio.run(load(url, texts, args.clients, args.stream))
-        rss_after = rss_mib(server.pid)
+        asyncio.run(load(url, mixed_texts(4 * args.clients, seed=1), args.clients, args.stream))  # warm-up, not counted
+        texts = mixed_texts(args.requests)
+        rss = [rss_mib(server.pid)]
+        results, wall = [], 0.0
+        for half in (texts[: len(texts) // 2], texts[len(texts) // 2 :]):  # RSS in the middle too: does it level off?
+            half_results, half_wall = asyncio.run(load(url, half, args.clients, args.stream))
+            results, wall = results + half_results, wall + half_wall
+            rss.append(rss_mib(server.pid))
+        metrics = dict(line.rsplit(" ", 1) for line in httpx.get(f"{url}/metrics").text.splitlines()
+                       if line.startswith("tts_batch_size_"))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -133,7 +159,8 @@ def run_mode(voice, args, batching):
         "mode": f"batching {'on (max ' + str(args.max_batch_size) + ', ' + str(args.batch_wait_ms) + ' ms)' if batching else 'off'}",
         "throughput": audio_seconds / wall, "p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
         "p99": percentile(latencies, 0.99), "first_byte_p50": percentile(firsts, 0.5), "errors": len(errors),
-        "rss_growth_mib": rss_after - rss_before, "wall": wall, "audio_seconds": audio_seconds,
+        "mean_batch": float(metrics['tts_batch_size_sum{voice="default"}']) / float(metrics['tts_batch_size_count{voice="default"}']),
+        "rss_growth_mib": (rss[1] - rss[0], rss[2] - rss[1]), "wall": wall, "audio_seconds": audio_seconds,
     }
 
 
@@ -151,14 +178,14 @@ def main():
             voice, source = (DEMO / "fastspeech2", DEMO / "mb_melgan", DEMO / "processor.json"), "demo_output/"
         else:
             voice, source = random_voice(Path(scratch)), "random-weight tiny FastSpeech2 + MB-MelGAN (no demo_output/)"
-        print(f"voice: {source}; {args.requests} requests of {len(SENTENCES)} lengths from {args.clients} clients"
+        print(f"voice: {source}; {args.requests} different texts of {len(WORDS_PER_TEXT)} length classes from {args.clients} clients"
               f"{', streamed' if args.stream else ''}; load average {os.getloadavg()}", flush=True)
         modes = [mode == "on" for mode in ("on", "off") if args.only in (None, mode)]
         rows = [run_mode(voice, args, batching) for batching in modes]
     for row in rows:
         print(f"{row['mode']:<32} throughput {row['throughput']:6.2f} audio s/s   latency p50 {row['p50']:.3f} "
               f"p95 {row['p95']:.3f} p99 {row['p99']:.3f} s   first byte p50 {row['first_byte_p50']:.3f} s   "
-              f"errors {row['errors']}   RSS growth {row['rss_growth_mib']:+.1f} MiB   ({row['audio_seconds']:.1f} s "
+              f"errors {row['errors']}   mean batch {row['mean_batch']:.1f}   RSS growth {row['rss_growth_mib'][0]:+.0f} then {row['rss_growth_mib'][1]:+.0f} MiB   ({row['audio_seconds']:.1f} s "
               f"of audio in {row['wall']:.1f} s)")
     if len(rows) == 2:
         print(f"batching: {rows[0]['throughput'] / rows[1]['throughput']:.2f}x the throughput, "
