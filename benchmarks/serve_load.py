@@ -5,8 +5,9 @@
 
 Starts the server on 127.0.0.1 (a fresh process per mode), sends a bounded load of mixed
 lengths from `--clients` concurrent clients, and prints per mode: throughput (audio seconds
-per wall second), p50/p95/p99 latency, time to first audio byte (--stream), errors and the
-server's RSS growth over each half of the run. Nothing leaves this machine.
+per wall second), p50/p95/p99 latency, time to first audio byte (--stream), errors, the
+server's CPU seconds per audio second (the figure other jobs on the machine disturb least),
+its mean batch size and its RSS growth over each half of the run. Nothing leaves this machine.
 """
 
 import argparse
@@ -81,6 +82,12 @@ def free_port():
         return sock.getsockname()[1]
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far (less disturbed by other jobs than wall time)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -140,12 +147,13 @@ def run_mode(voice, args, batching):
         sampling_rate = httpx.get(f"{url}/v1/voices").json()["voices"][0]["sampling_rate"]
         asyncio.run(load(url, mixed_texts(4 * args.clients, seed=1), args.clients, args.stream))  # warm-up, not counted
         texts = mixed_texts(args.requests)
-        rss = [rss_mib(server.pid)]
+        rss, cpu = [rss_mib(server.pid)], cpu_seconds(server.pid)
         results, wall = [], 0.0
         for half in (texts[: len(texts) // 2], texts[len(texts) // 2 :]):  # RSS in the middle too: does it level off?
             half_results, half_wall = asyncio.run(load(url, half, args.clients, args.stream))
             results, wall = results + half_results, wall + half_wall
             rss.append(rss_mib(server.pid))
+        cpu = cpu_seconds(server.pid) - cpu
         metrics = dict(line.rsplit(" ", 1) for line in httpx.get(f"{url}/metrics").text.splitlines()
                        if line.startswith("tts_batch_size_"))
     finally:
@@ -159,6 +167,7 @@ def run_mode(voice, args, batching):
         "mode": f"batching {'on (max ' + str(args.max_batch_size) + ', ' + str(args.batch_wait_ms) + ' ms)' if batching else 'off'}",
         "throughput": audio_seconds / wall, "p50": percentile(latencies, 0.5), "p95": percentile(latencies, 0.95),
         "p99": percentile(latencies, 0.99), "first_byte_p50": percentile(firsts, 0.5), "errors": len(errors),
+        "cpu_per_audio_second": cpu / audio_seconds,
         "mean_batch": float(metrics['tts_batch_size_sum{voice="default"}']) / float(metrics['tts_batch_size_count{voice="default"}']),
         "rss_growth_mib": (rss[1] - rss[0], rss[2] - rss[1]), "wall": wall, "audio_seconds": audio_seconds,
     }
@@ -185,7 +194,7 @@ def main():
     for row in rows:
         print(f"{row['mode']:<32} throughput {row['throughput']:6.2f} audio s/s   latency p50 {row['p50']:.3f} "
               f"p95 {row['p95']:.3f} p99 {row['p99']:.3f} s   first byte p50 {row['first_byte_p50']:.3f} s   "
-              f"errors {row['errors']}   mean batch {row['mean_batch']:.1f}   RSS growth {row['rss_growth_mib'][0]:+.0f} then {row['rss_growth_mib'][1]:+.0f} MiB   ({row['audio_seconds']:.1f} s "
+              f"errors {row['errors']}   server CPU {row['cpu_per_audio_second']:.3f} s per audio s   mean batch {row['mean_batch']:.1f}   RSS growth {row['rss_growth_mib'][0]:+.0f} then {row['rss_growth_mib'][1]:+.0f} MiB   ({row['audio_seconds']:.1f} s "
               f"of audio in {row['wall']:.1f} s)")
     if len(rows) == 2:
         print(f"batching: {rows[0]['throughput'] / rows[1]['throughput']:.2f}x the throughput, "

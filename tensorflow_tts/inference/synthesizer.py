@@ -451,14 +451,14 @@ class Synthesizer:
 
     def _run_rows(self, rows):
         """(piece, controls) rows -> each row's audio (N,), None where no symbol of it is known."""
-        batched = (self.vocoder is not None and self.acoustic.batchable and len(rows) > 1
+        batched = (self.vocoder is not None and self.acoustic.batchable
                    and "tacotron2" not in self.acoustic.info.get("model_type", ""))
         if not batched:
             results = [self._run_piece(piece, controls) for piece, controls in rows]
             return results if self.vocoder is None else [None if mels is None else self._vocode(mels) for mels in results]
         mels = self._mels_batch(rows)
         present = [index for index, row_mels in enumerate(mels) if row_mels is not None]
-        if self.vocoder.batchable and len(present) > 1:
+        if self.vocoder.batchable:
             made = vocode_batch(lambda batch: self.vocoder(mels=batch)["audio"], [mels[index] for index in present],
                                 self.vocoder.info["hop_size"], self.context_frames)
         else:

@@ -65,15 +65,16 @@ class Voice:
         }
 
     def run_batch(self, requests):
-        """SpeechRequests -> each one's audio, or the SynthesisError it raised (on the worker thread)."""
+        """SpeechRequests -> each one's audio, or the SynthesisError it raised (on the worker thread).
+
+        A lone request goes through synthesize_batch too: its sentences share one batch, and
+        the vocoder sees only bucketed shapes (see inference/batching.py), which keeps the
+        server's memory from growing with every new text length.
+        """
         controls = {name: [getattr(request, name) for request in requests] for name in ("speed", "f0", "energy")}
-        texts = [request.text for request in requests]
         try:
-            if len(requests) == 1:
-                return [self.synthesizer.synthesize(texts[0], speaker_id=requests[0].speaker,
-                                                    **{name: values[0] for name, values in controls.items()})]
-            return self.synthesizer.synthesize_batch(texts, speaker_id=[request.speaker for request in requests],
-                                                     **controls)
+            return self.synthesizer.synthesize_batch([request.text for request in requests],
+                                                     speaker_id=[request.speaker for request in requests], **controls)
         except SynthesisError as error:
             if len(requests) == 1:
                 return [error]
