@@ -31,10 +31,16 @@ install_requires = [
     # tensorflow_tts.metrics: wide-band PESQ (ITU-T P.862.2) and STOI.
     "pesq>=0.0.4",
     "pystoi>=0.4",
+    # tensorflow-tts-serve: Starlette (small, typed ASGI toolkit) run by uvicorn; prometheus-client
+    # writes /metrics; ai-edge-litert runs .tflite voices as on a phone (tf.lite only as fallback).
+    "starlette>=0.40",
+    "uvicorn>=0.30",
+    "prometheus-client>=0.20",
+    "ai-edge-litert>=1.0",
 ]
 
 extras_require = {
-    "test": ["pytest>=7.4", "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.25"],
+    "test": ["pytest>=7.4", "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.25", "httpx>=0.27", "selenium>=4.20"],
 }
 
 setup(
@@ -45,7 +51,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["tensorflow_tts", "tensorflow_tts.*"]),
-    package_data={"tensorflow_tts": ["processor/pretrained/*.json"]},
+    package_data={"tensorflow_tts": ["processor/pretrained/*.json", "serving/page.html"]},
     install_requires=install_requires,
     extras_require=extras_require,
     entry_points={
@@ -61,6 +67,7 @@ setup(
                 ("convert", "convert"),
                 ("textgrid-to-durations", "textgrid_to_durations"),
                 ("evaluate", "evaluate"),
+                ("serve", "serve"),
             )
         ]
     },

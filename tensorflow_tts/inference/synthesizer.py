@@ -2,6 +2,7 @@
 
     synthesizer = Synthesizer(acoustic="fastspeech2/", vocoder="mb_melgan.tflite", processor="ljspeech_mapper.json")
     audio = synthesizer.synthesize("Hello world.")  # float32 (samples,), at synthesizer.sampling_rate
+    audios = synthesizer.synthesize_batch(["Hello.", "Good day."])  # one padded batch, the same audio
 
 Everything that can be checked is checked before synthesis (the vocoder's mel bins, hop size
 and sampling rate against the acoustic model's, the processor's symbols against the model's
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorflow_tts.inference.batching import pad_rows, vocode_batch
 from tensorflow_tts.inference.streaming import receptive_field_frames, stream_vocoder
 from tensorflow_tts.processor.text.text_split import split_in_half, split_sentences
 
@@ -35,9 +37,13 @@ class SynthesisError(Exception):
 
 # --------------------------------------------------------------------------- model runners
 class _Runner:
-    """A loaded model: named numpy inputs (batch 1) -> dict of named numpy outputs, plus its info."""
+    """A loaded model: named numpy inputs (batch 1) -> dict of named numpy outputs, plus its info.
+
+    `batchable`: whether it also takes several rows at once (a TFLite model is converted for batch 1).
+    """
 
     kind = "model"
+    batchable = True
 
     def __init__(self, source, info, input_names):
         self.source = source
@@ -81,6 +87,7 @@ class _SavedModelRunner(_Runner):
         )
         super().__init__(path, info, list(specs))
         self._dtypes = {name: spec.dtype for name, spec in specs.items()}
+        self.batchable = all(spec.shape.rank and spec.shape[0] is None for spec in specs.values())
 
     def __call__(self, **inputs):
         import tensorflow as tf
@@ -91,6 +98,7 @@ class _SavedModelRunner(_Runner):
 
 class _TFLiteRunner(_Runner):
     kind = "TFLite model"
+    batchable = False
 
     def __init__(self, path, num_threads=None):
         from tensorflow_tts.inference.tflite import TFLiteModel
@@ -180,6 +188,15 @@ def _check_ratio(name, value):
     if not math.isfinite(value) or value <= 0:
         raise SynthesisError(f"{name} must be a positive number (1.0 = unchanged), got {value}")
     return value
+
+
+def _per_text(name, value, count):
+    """A control given once for all texts, or as one value per text -> a list of `count` values."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != count:
+            raise SynthesisError(f"{name}: {len(value)} values for {count} texts; give one value or one per text")
+        return list(value)
+    return [value] * count
 
 
 # --------------------------------------------------------------------------- synthesizer
@@ -317,13 +334,19 @@ class Synthesizer:
         return ids if body else None
 
     def _acoustic_inputs(self, ids, speaker_id, speed, f0, energy):
+        return self._acoustic_batch_inputs([ids], [(speaker_id, speed, f0, energy)])
+
+    def _acoustic_batch_inputs(self, rows, controls):
+        """Token ids of each row (padded with 0) and each row's (speaker_id, speed, f0, energy)."""
+        input_ids, input_lengths = pad_rows(rows, np.int32)
+        speaker_ids, speeds, f0s, energies = zip(*controls)
         values = {
-            "input_ids": np.asarray([ids], np.int32),
-            "input_lengths": np.asarray([len(ids)], np.int32),
-            "speaker_ids": np.asarray([speaker_id], np.int32),
-            "speed_ratios": np.asarray([speed], np.float32),
-            "f0_ratios": np.asarray([f0], np.float32),
-            "energy_ratios": np.asarray([energy], np.float32),
+            "input_ids": input_ids,
+            "input_lengths": input_lengths,
+            "speaker_ids": np.asarray(speaker_ids, np.int32),
+            "speed_ratios": np.asarray(speeds, np.float32),
+            "f0_ratios": np.asarray(f0s, np.float32),
+            "energy_ratios": np.asarray(energies, np.float32),
         }
         return {name: values[name] for name in self.acoustic.input_names}
 
@@ -370,11 +393,13 @@ class Synthesizer:
         controls = self._controls(speaker_id, speed, f0, energy)
         return self._generate(text, pieces, controls, vocode_piece)
 
-    def _generate(self, text, pieces, controls, vocode_piece):
+    def _generate(self, text, pieces, controls, vocode_piece, results=None):
+        """results: each piece's `_run_piece` output when already made (batch synthesis)."""
         pause = np.zeros([int(round(self.pause_seconds * self.sampling_rate))], np.float32)
         produced = False
-        for piece in pieces:
-            result = self._run_piece(piece, controls)
+        if results is None:
+            results = (self._run_piece(piece, controls) for piece in pieces)
+        for piece, result in zip(pieces, results):
             if result is None:
                 logger.warning("skipped %r: no symbol of it is known to %s", piece, type(self.processor).__name__)
                 continue
@@ -400,6 +425,74 @@ class Synthesizer:
         """
         segments = self._segments(text, speaker_id, speed, f0, energy, lambda mels: [self._vocode(mels)])
         return np.concatenate(list(segments)).astype(np.float32)
+
+    # ------------------------------------------------------------------ batches
+    def synthesize_batch(self, texts, speaker_id=0, speed=1.0, f0=1.0, energy=1.0):
+        """Several texts -> a list of float32 audio, each `synthesize`'s audio up to float rounding.
+
+        Every sentence of every text goes through the acoustic model as one padded batch and
+        its mels through the vocoder in two more calls (`batching.vocode_batch`), where the
+        formats allow: Keras models and SavedModels take batches; a TFLite model (converted
+        for batch 1), a text2wav model and Tacotron2 (each row stops at its own step) run
+        sentence by sentence. speaker_id, speed, f0, energy: one value for all texts, or a
+        list with one value per text.
+        """
+        texts = list(texts)
+        per_text = [_per_text(name, value, len(texts))
+                    for name, value in (("speaker_id", speaker_id), ("speed", speed), ("f0", f0), ("energy", energy))]
+        plans = [(text, self._pieces(text), self._controls(*values)) for text, *values in zip(texts, *per_text)]
+        results = iter(self._run_rows([(piece, controls) for _, pieces, controls in plans for piece in pieces]))
+        audio = []
+        for text, pieces, controls in plans:
+            own = [next(results) for _ in pieces]
+            segments = self._generate(text, pieces, controls, lambda sound: [sound], results=own)
+            audio.append(np.concatenate(list(segments)).astype(np.float32))
+        return audio
+
+    def _run_rows(self, rows):
+        """(piece, controls) rows -> each row's audio (N,), None where no symbol of it is known."""
+        batched = (self.vocoder is not None and self.acoustic.batchable
+                   and "tacotron2" not in self.acoustic.info.get("model_type", ""))
+        if not batched:
+            results = [self._run_piece(piece, controls) for piece, controls in rows]
+            return results if self.vocoder is None else [None if mels is None else self._vocode(mels) for mels in results]
+        mels = self._mels_batch(rows)
+        present = [index for index, row_mels in enumerate(mels) if row_mels is not None]
+        if self.vocoder.batchable:
+            made = vocode_batch(lambda batch: self.vocoder(mels=batch)["audio"], [mels[index] for index in present],
+                                self.vocoder.info["hop_size"], self.context_frames)
+        else:
+            made = [self._vocode(mels[index]) for index in present]
+        audio = [None] * len(rows)
+        for index, row_audio in zip(present, made):
+            audio[index] = row_audio
+        return audio
+
+    def _mels_batch(self, rows):
+        """(piece, controls) rows -> each row's mels (F_i, num_mels) from one padded acoustic call.
+
+        F_i is the sum of the row's predicted durations. Rows longer than the position table,
+        or a batch whose frames overflow it, go row by row through `_run_piece` (which halves them).
+        """
+        import tensorflow as tf
+
+        ids = [self._encode(piece) for piece, _ in rows]
+        max_positions = self.acoustic.info.get("max_position_embeddings") or 0
+        batch = [index for index, row_ids in enumerate(ids)
+                 if row_ids is not None and not (max_positions and len(row_ids) > max_positions)]
+        alone = [index for index, row_ids in enumerate(ids) if row_ids is not None and index not in batch]
+        mels = [None] * len(rows)
+        try:
+            outputs = self.acoustic(**self._acoustic_batch_inputs([ids[index] for index in batch],
+                                                                  [rows[index][1] for index in batch])) if batch else {}
+        except (tf.errors.InvalidArgumentError, RuntimeError):
+            alone, outputs = sorted(alone + batch), {}
+        for row, index in enumerate(batch if outputs else []):
+            frames = int(np.sum(outputs["durations"][row, : len(ids[index])]))
+            mels[index] = np.asarray(outputs[self.acoustic.info["mel_output"]][row, :frames], np.float32)
+        for index in alone:
+            mels[index] = self._run_piece(*rows[index])
+        return mels
 
     # ------------------------------------------------------------------ streaming
     @property
