@@ -45,8 +45,6 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
         config = self.config
         seed = config.initializer_seed
         upsample = config.upsample_params
-        # Made first, so that the first kernel of a saved file reads the mels (what the
-        # loaders take the mel bins from); 1.8's files are matched by name, not position.
         self.upsample_net = TFConvInUpsampleNetWork(
             upsample.upsample_scales, aux_channels=config.aux_channels, aux_context_window=config.aux_context_window,
             nonlinear_activation=upsample.nonlinear_activation,
