@@ -439,8 +439,10 @@ class Synthesizer:
         def vocode_piece(mels):
             # The piece's noise is drawn once; each window gets its slice (see inference/streaming.py).
             noise = self._vocoder_inputs(mels).get("noise")
-            return stream_vocoder(lambda window, noise=None: self.vocoder(**self._vocoder_inputs(window, noise))["audio"],
-                                  mels, hop_size, context, chunk_frames, noise=noise)
+            def vocode(window, window_noise=None):
+                return self.vocoder(**self._vocoder_inputs(window, window_noise))["audio"]
+
+            return stream_vocoder(vocode, mels, hop_size, context, chunk_frames, noise=noise)
 
         return self._segments(text, speaker_id, speed, f0, energy, vocode_piece)
 

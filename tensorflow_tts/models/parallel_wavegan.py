@@ -82,7 +82,7 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
         if noise is None:
             noise = tf.random.normal([batch_size, length, 1], dtype=conditioning.dtype)
         else:
-            noise = tf.convert_to_tensor(noise, conditioning.dtype)
+            noise = tf.cast(noise, conditioning.dtype)  # float16 under mixed precision
             if noise.shape.rank == 2:
                 noise = noise[..., tf.newaxis]
             noise = noise[:, :length]
