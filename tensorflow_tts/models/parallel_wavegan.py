@@ -17,14 +17,13 @@ from tensorflow_tts.configs.parallel_wavegan import (
 from tensorflow_tts.layers.residual_stack import make_activation
 from tensorflow_tts.layers.upsample import TFConvInUpsampleNetWork  # noqa: F401  (1.8 imported it from here)
 from tensorflow_tts.layers.wavenet import TFWaveNetResidualBlock, he_normal
-from tensorflow_tts.models.vocoder import BaseVocoderGenerator
+from tensorflow_tts.models.vocoder import VAR, BaseVocoderGenerator
 
 # 1.8's name of the WaveNet block, importable from where 1.8 defined it.
 TFResidualBlock = TFWaveNetResidualBlock
 
 # 1.8 prefixed its variables with the model's name, whatever it was built with.
 _MODEL = r"[^/]+/"
-_VAR = r"(kernel|bias)"
 
 
 class TFParallelWaveGANGenerator(BaseVocoderGenerator):
@@ -122,14 +121,14 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
     def legacy_rules(self):
         upsample = _MODEL + r"tf_conv_in_upsample_net_work/"
         return [
-            (_MODEL + "first_convolution/" + _VAR, r"first_conv/\1"),
+            (_MODEL + "first_convolution/" + VAR, r"first_conv/\1"),
             (upsample + "conv_in/kernel", "upsample_net/conv_in/kernel"),
             # The smoothing convs were Keras-counted "conv2d", "conv2d_1", ...: their order.
             (upsample + "upsample_network/conv2d/kernel",
              lambda match, occurrence: f"upsample_net/smoothing_conv_._{occurrence}/kernel"),
-            (_MODEL + r"(residual_block_\._\d+)/tf_conv1d/" + _VAR, r"\1/dilated_conv/\2"),
-            (_MODEL + r"(residual_block_\._\d+)/(conv1x1_aux|conv1x1_out|conv1x1_skip)/" + _VAR, r"\1/\2/\3"),
-            (_MODEL + "tf_conv1d1x1/" + _VAR, [r"last_conv_._0/\1", r"last_conv_._1/\1"]),
+            (_MODEL + r"(residual_block_\._\d+)/tf_conv1d/" + VAR, r"\1/dilated_conv/\2"),
+            (_MODEL + r"(residual_block_\._\d+)/(conv1x1_aux|conv1x1_out|conv1x1_skip)/" + VAR, r"\1/\2/\3"),
+            (_MODEL + "tf_conv1d1x1/" + VAR, [r"last_conv_._0/\1", r"last_conv_._1/\1"]),
         ]
 
 
