@@ -1,6 +1,6 @@
 """TensorFlowTTS 1.8 weights -> tensorflow-tts-convert -> builtin-only TFLite, still matching the old outputs.
 
-The compat fixtures (FastSpeech2 and MB-MelGAN, see /work/shared/compat/README.md) are
+The compat fixtures (FastSpeech2, MB-MelGAN and Parallel WaveGAN, see /work/shared/compat/README.md) are
 converted to `save_pretrained` folders with the console script's entry point, loaded with
 TFAutoModel, exported with `tensorflow_tts.inference.tflite` (float32, TFLITE_BUILTINS only)
 and run in the ai-edge-litert interpreter against the references stored in `<name>.io.npz`.
@@ -19,7 +19,7 @@ from tensorflow_tts.inference import TFAutoModel  # noqa: E402
 from tensorflow_tts.inference.tflite import TFLiteModel, convert_model, operator_names  # noqa: E402
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat"
-FIXTURES = ("fastspeech2", "multiband_melgan")
+FIXTURES = ("fastspeech2", "multiband_melgan", "parallel_wavegan")
 # Max abs difference to the 1.8 references, the compat README's float tolerance. Measured in
 # the interpreter (XNNPACK): FastSpeech2 mel_before 2.7e-6, mel_after 2.9e-6, f0 1.3e-6,
 # energy 3.0e-6 (mels peak at 2.7); MB-MelGAN audio 1.5e-6 (peak 1.6). The 1.8 code paths
@@ -77,5 +77,12 @@ def test_multiband_melgan_tflite_reproduces_the_old_audio(exported):
     tflite, _, io = exported["multiband_melgan"]
     assert tflite.input_shape("mels") == [1, -1, 80]
     audio = tflite(mels=io["mels"])["audio"]
+    assert audio.shape == io["audio"].shape == (1, 6144, 1)
+    np.testing.assert_allclose(audio, io["audio"], rtol=0, atol=ATOL)
+
+
+def test_parallel_wavegan_tflite_reproduces_the_old_audio_from_the_same_noise(exported):
+    tflite, _, io = exported["parallel_wavegan"]
+    audio = tflite(mels=io["mels"], noise=io["noise_used"])["audio"]
     assert audio.shape == io["audio"].shape == (1, 6144, 1)
     np.testing.assert_allclose(audio, io["audio"], rtol=0, atol=ATOL)

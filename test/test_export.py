@@ -22,6 +22,7 @@ from tensorflow_tts.configs import (  # noqa: E402
     HifiGANGeneratorConfig,
     MelGANGeneratorConfig,
     MultiBandMelGANGeneratorConfig,
+    ParallelWaveGANGeneratorConfig,
 )
 from tensorflow_tts.inference.export import (  # noqa: E402
     ExportError,
@@ -37,6 +38,7 @@ from tensorflow_tts.models import (  # noqa: E402
     TFMBMelGANGenerator,
     TFMelGANGenerator,
     TFMelGANMultiScaleDiscriminator,
+    TFParallelWaveGANGenerator,
 )
 from helpers.tiny import about_three_frames_per_token
 
@@ -59,6 +61,9 @@ TINY_VOCODERS = {
     "hifigan_generator": (TFHifiGANGenerator, HifiGANGeneratorConfig,
                           dict(filters=16, upsample_scales=[2, 3], kernel_size=3, stacks=2,
                                stack_kernel_size=[3, 5], stack_dilation_rate=[[1, 3], [1, 2]], is_weight_norm=True)),
+    "parallel_wavegan_generator": (TFParallelWaveGANGenerator, ParallelWaveGANGeneratorConfig,
+                                   dict(n_layers=4, stacks=2, residual_channels=8, gate_channels=16, skip_channels=8,
+                                        aux_channels=8, upsample_params={"upsample_scales": [2, 3]})),
 }
 
 

@@ -36,6 +36,9 @@ TINY_PARAMS = {
     "melgan_discriminator": dict(scales=2, filters=4, downsample_scales=[2], max_downsample_filters=8),
     "multiband_melgan_discriminator": dict(scales=2, filters=4, downsample_scales=[2], max_downsample_filters=8),
     "hifigan_discriminator": dict(period_scales=[2, 3], n_layers=2, filters=4),
+    "parallel_wavegan_generator": dict(n_layers=2, stacks=1, residual_channels=4, gate_channels=8, skip_channels=4,
+                                       aux_channels=4, upsample_params={"upsample_scales": [2, 3]}),
+    "parallel_wavegan_discriminator": dict(n_layers=3, conv_channels=4),
 }
 ENTRIES = [pytest.param(entry, id=entry.name) for entry in registry.MODEL_TYPES]
 
@@ -56,6 +59,8 @@ def serving_inputs(model):
         "input_ids": tf.constant([[3, 5, 7, 2, 9]], tf.int32), "input_lengths": tf.constant([5], tf.int32),
         "speaker_ids": tf.constant([1], tf.int32), "mels": tf.random.stateless_normal([1, 7, NUM_MELS], seed=(1, 2)),
     }
+    if any(spec.name == "noise" for spec in model.serving_signature()):  # a noise-driven vocoder: 7 frames of it
+        values["noise"] = tf.random.stateless_normal([1, 7 * model.config.hop_size, 1], seed=(3, 4))
     return {spec.name: values.get(spec.name, tf.ones([1], tf.float32)) for spec in model.serving_signature()}
 
 

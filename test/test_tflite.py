@@ -166,3 +166,25 @@ def test_export_cli_writes_a_quantized_tflite(tmp_path):
     assert main(args) == 0
     tflite = TFLiteModel(tmp_path / "out" / "melgan_generator_float16.tflite")
     assert tflite.info["quantize"] == "float16" and tflite.info["sampling_rate"] == 8000
+
+
+def test_parallel_wavegan_converts_to_builtin_ops_and_matches_keras_given_the_same_noise(keras_models, converted):
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    flatbuffer = converted[("parallel_wavegan_generator", "float32")]
+    builtin_names = {name for name in vars(schema.BuiltinOperator) if not name.startswith("_")}
+    assert set(operator_names(flatbuffer)) <= builtin_names - {"CUSTOM"}
+    tflite = TFLiteModel(flatbuffer)
+    assert tflite.input_shape("noise") == [1, -1, 1]  # the noise is an input: the audio is a function of both
+    vocoder = keras_models["parallel_wavegan_generator"]
+    rng = np.random.default_rng(4)
+    worst = 0.0
+    for frames in (3, 10, 31):
+        mels = rng.normal(size=[1, frames, NUM_MELS]).astype(np.float32)
+        noise = rng.normal(size=[1, frames * vocoder.hop_size, 1]).astype(np.float32)
+        expected = vocoder(mels, noise=noise).numpy()
+        audio = tflite(mels=mels, noise=noise)["audio"]
+        assert audio.shape == expected.shape
+        worst = max(worst, np.abs(audio - expected).max())
+    print(f"parallel_wavegan float32 TFLite vs Keras: {worst:.2e}")
+    assert worst < TOLERANCE["float32"]

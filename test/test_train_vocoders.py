@@ -26,6 +26,7 @@ from tensorflow_tts.recipes.vocoder import (
     VocoderGanTrainer,
     build_train_parser,
     build_vocoder_models,
+    decode_main,
     decode_mels,
     default_use_feat_match,
     load_recipe,
@@ -213,3 +214,81 @@ def test_segments_must_fit_the_hop_size():
     values["batch_max_steps"] = 8000
     with pytest.raises(ConfigError, match="batch_max_steps: 8000 is not a multiple of hop_size"):
         split_vocoder_yaml(values)
+
+
+# --- 1.8's other GAN vocoder recipes, trained by the same recipe: shrunk copies of the published YAMLs
+TINY_OVERRIDES = {
+    "parallel_wavegan/conf/parallel_wavegan.v1.yaml": {
+        "parallel_wavegan_generator_params": dict(
+            n_layers=4, stacks=2, residual_channels=8, gate_channels=16, skip_channels=8, aux_channels=16,
+        ),
+        "parallel_wavegan_discriminator_params": dict(n_layers=3, conv_channels=8),
+    },
+    "multiband_melgan_hf/conf/multiband_melgan_hf.lju.v1.yml": {
+        # The published file is for a 44.1 kHz dump with hop 512; the test dump has hop 256.
+        "sampling_rate": 22050, "hop_size": 256,
+        "multiband_melgan_generator_params": dict(filters=32, stacks=1, upsample_scales=[4, 4, 4]),
+        "multiband_melgan_discriminator_params": dict(scales=1, max_downsample_filters=16),
+        "hifigan_discriminator_params": dict(period_scales=[2, 3], n_layers=2, filters=4, max_filters=16),
+    },
+}
+
+
+def tiny_recipe(recipe, path):
+    values = yaml.safe_load((REPO / "examples" / recipe).read_text())
+    for key, value in TINY_OVERRIDES[recipe].items():
+        if isinstance(value, dict):
+            values[key].update(value)
+        else:
+            values[key] = value
+    values.update(
+        train_max_steps=1, discriminator_train_start_steps=0, log_interval_steps=1, eval_interval_steps=100,
+        save_interval_steps=1, batch_size=2, batch_max_steps=4096, batch_max_steps_valid=4096,
+    )
+    path.write_text(yaml.safe_dump(values))
+    return path
+
+
+def test_multiband_melgan_hf_trains_with_both_hifigan_discriminators_on(corpus_dump, tmp_path):
+    config = tiny_recipe("multiband_melgan_hf/conf/multiband_melgan_hf.lju.v1.yml", tmp_path / "tiny.yaml")
+    args = build_train_parser("").parse_args(
+        ["--train-dir", str(corpus_dump / "train"), "--dev-dir", str(corpus_dump / "valid"),
+         "--outdir", str(tmp_path / "exp"), "--config", str(config)]
+    )
+    trainer = run_vocoder_training(args)
+    discriminator = trainer._discriminator  # multi-period (periods 2, 3) + multi-scale (1 scale)
+    assert len(discriminator.multiperiod_discriminator.discriminators) == 2
+    assert len(discriminator.multiscale_discriminator.discriminators) == 1
+    scalars = read_events(str(tmp_path / "exp" / "train"))
+    assert {"fullband_spectral_convergence_loss", "subband_log_magnitude_loss", "adversarial_loss"} <= set(scalars)
+    assert scalars["adversarial_loss"]["steps"] == scalars["dis_loss"]["steps"] == [1]
+    assert "fm_loss" not in scalars  # no feature matching, as 1.8's recipe
+    assert all(np.isfinite(value) for value in scalars["gen_loss"]["values"])
+    assert (tmp_path / "exp" / "checkpoints" / "generator-1.h5").is_file()
+
+
+def test_parallel_wavegan_recipe_computes_its_losses_and_decodes(corpus_dump, tmp_path):
+    config = tiny_recipe("parallel_wavegan/conf/parallel_wavegan.v1.yaml", tmp_path / "config.yml")
+    values, model_values, trainer_config, vocoder_config = load_recipe(config)
+    assert model_values["parallel_wavegan_generator_params"]["dropout"] == 0.0  # 1.8's key is accepted
+    trainer = VocoderGanTrainer(
+        trainer_config, vocoder_config, use_feat_match=default_use_feat_match("parallel_wavegan_generator", vocoder_config)
+    )
+    generator, discriminator = build_vocoder_models(model_values, num_mels=80, segment_samples=4096)
+    trainer.compile(generator, discriminator, tf.keras.optimizers.Adam(), tf.keras.optimizers.Adam())
+    batch = next(iter(AudioMelDataset(corpus_dump, "valid", use_norm=True, batch_max_steps=4096).create(2, shuffle=False)))
+    state = {"active_groups": ("generator", "discriminator")}
+    total, losses = trainer.compute_group_losses("generator", batch, state, training=True)
+    assert set(losses) == {"spectral_convergence_loss", "log_magnitude_loss", "adversarial_loss"}  # no feature matching
+    assert total.shape == (2,) and np.isfinite(total.numpy()).all()
+    assert set(trainer.compute_group_losses("discriminator", batch, state, training=True)) == {"real_loss", "fake_loss"}
+    # What the decode scripts run: every valid mel -> frames x hop samples (noise drawn per utterance).
+    generator.save_weights(str(tmp_path / "generator-1.h5"))
+    status = decode_main(["--rootdir", str(corpus_dump / "valid"), "--outdir", str(tmp_path / "wavs"), "--config",
+                          str(config), "--checkpoint", str(tmp_path / "generator-1.h5")], "")
+    assert status == 0
+    wavs = sorted((tmp_path / "wavs").glob("*.wav"))
+    assert len(wavs) == 4
+    for path in wavs:
+        frames = np.load(corpus_dump / "valid" / "norm-feats" / f"{path.stem}-norm-feats.npy").shape[0]
+        assert len(sf.read(path)[0]) == frames * HOP_SIZE

@@ -8,3 +8,4 @@ from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 from tensorflow_tts.configs.melgan import MelGANDiscriminatorConfig, MelGANGeneratorConfig
 from tensorflow_tts.configs.mb_melgan import MultiBandMelGANDiscriminatorConfig, MultiBandMelGANGeneratorConfig
 from tensorflow_tts.configs.hifigan import HifiGANDiscriminatorConfig, HifiGANGeneratorConfig
+from tensorflow_tts.configs.parallel_wavegan import ParallelWaveGANDiscriminatorConfig, ParallelWaveGANGeneratorConfig

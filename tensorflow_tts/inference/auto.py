@@ -116,20 +116,24 @@ def _build_model(model, num_mels):
 
 
 def first_kernel_input_size(path):
-    """The input channels of the first 3-D weight in Keras load order, or None."""
+    """The input channels of the first 3-D weight in Keras load order that reads more than one
+    channel (a vocoder's mel bins; Parallel WaveGAN's first kernel reads its 1-channel noise), or None."""
     with h5py.File(path, "r") as h5:
         for layer_name in h5.attrs.get("layer_names", []):
             group = h5[layer_name.decode() if isinstance(layer_name, bytes) else layer_name]
             for weight_name in group.attrs.get("weight_names", []):
                 weight = group[weight_name.decode() if isinstance(weight_name, bytes) else weight_name]
-                return weight.shape[1] if len(weight.shape) == 3 else None
+                if len(weight.shape) == 3 and weight.shape[1] > 1:
+                    return weight.shape[1]
     return None
 
 
 def _checkpoint_first_conv_input_size(prefix):
-    """A vocoder checkpoint's mel bins: the input channels of its ``first_conv`` kernel, or None."""
+    """A vocoder checkpoint's mel bins: the input channels of the conv that reads the mels (``first_conv``;
+    Parallel WaveGAN's ``conv_in``, its ``first_conv`` reads 1-channel noise), or None."""
     for name, shape in tf.train.list_variables(prefix):
-        if "/first_conv/" in name and "optimizer" not in name and len(shape) == 3:
+        if ("/first_conv/" in name or "/conv_in/" in name) and "optimizer" not in name and len(shape) == 3 \
+                and shape[1] > 1:
             return shape[1]
     return None
 

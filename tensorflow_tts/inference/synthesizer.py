@@ -382,7 +382,18 @@ class Synthesizer:
         return np.concatenate(parts, axis=0) if parts else None
 
     def _vocode(self, mels):
-        return np.asarray(self.vocoder(mels=np.asarray(mels, np.float32)[np.newaxis])["audio"], np.float32).reshape(-1)
+        return np.asarray(self.vocoder(**self._vocoder_inputs(mels))["audio"], np.float32).reshape(-1)
+
+    def _vocoder_inputs(self, mels, noise=None):
+        """The vocoder's inputs for mels ``(F, num_mels)`` or ``(1, F, num_mels)``. A noise-driven
+        vocoder (Parallel WaveGAN) also gets ``noise`` ``(1, F * hop_size, 1)``: standard normal,
+        drawn from numpy's global generator when not given (``np.random.seed`` makes it repeatable)."""
+        mels = np.asarray(mels, np.float32).reshape([1, -1, np.shape(mels)[-1]])
+        inputs = {"mels": mels}
+        if "noise" in self.vocoder.input_names:
+            samples = mels.shape[1] * self.vocoder.info["hop_size"]
+            inputs["noise"] = np.random.standard_normal([1, samples, 1]).astype(np.float32) if noise is None else noise
+        return inputs
 
     def _segments(self, text, speaker_id, speed, f0, energy, vocode_piece):
         """Audio of each piece (via vocode_piece(mels) -> iterable of chunks), with pauses between.
@@ -519,7 +530,12 @@ class Synthesizer:
         hop_size = self.vocoder.info["hop_size"]
 
         def vocode_piece(mels):
-            return stream_vocoder(lambda window: self.vocoder(mels=window)["audio"], mels, hop_size, context, chunk_frames)
+            # The piece's noise is drawn once; each window gets its slice (see inference/streaming.py).
+            noise = self._vocoder_inputs(mels).get("noise")
+            def vocode(window, window_noise=None):
+                return self.vocoder(**self._vocoder_inputs(window, window_noise))["audio"]
+
+            return stream_vocoder(vocode, mels, hop_size, context, chunk_frames, noise=noise)
 
         return self._segments(text, speaker_id, speed, f0, energy, vocode_piece)
 

@@ -1,4 +1,5 @@
-"""Learned upsampling along time: a transposed convolution, optionally weight-normalised.
+"""Learned upsampling along time: a transposed convolution, optionally weight-normalised, and
+Parallel WaveGAN's conditioning upsampler (repeat, then smooth).
 
 The transposed convolution is computed in its polyphase form (`conv_transpose1d`): a plain
 convolution with ``strides * filters`` output channels over the input rate, then a reshape
@@ -11,6 +12,8 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
+from tensorflow_tts.layers.residual_stack import make_activation
 from tensorflow_tts.layers.weight_norm import normalize_kernel
 
 
@@ -130,3 +133,51 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
             "is_weight_norm": self.is_weight_norm,
             "kernel_initializer": tf.keras.initializers.serialize(self.kernel_initializer),
         }
+
+
+class TFConvInUpsampleNetWork(HyperParameterConfig, tf.keras.layers.Layer):
+    """Parallel WaveGAN's conditioning network: mels ``(B, T, C_in)`` -> ``(B, T * prod(upsample_scales), aux_channels)``.
+
+    A "same" conv of ``2 * aux_context_window + 1`` frames (no bias), then per scale: every
+    frame repeated ``scale`` times and smoothed along time by one ``(2 * scale + 1)``-tap
+    kernel shared by all channels (a 1-channel Conv2D over ``(B, T', C, 1)``, the layout of
+    TensorFlowTTS 1.8's weights ``(2 * scale + 1, 1, 1, 1)``), then the optional activation.
+    The name is 1.8's.
+    """
+
+    hyperparameters = ("upsample_scales", "aux_channels", "aux_context_window", "nonlinear_activation",
+        "nonlinear_activation_params", "initializer_seed")
+
+    def __init__(self, upsample_scales, aux_channels=80, aux_context_window=2, nonlinear_activation=None,
+                 nonlinear_activation_params=None, initializer_seed=42, **kwargs):
+        super().__init__(**kwargs)
+        self.upsample_scales = [int(scale) for scale in upsample_scales]
+        self.aux_channels = aux_channels
+        self.aux_context_window = aux_context_window
+        self.nonlinear_activation = nonlinear_activation
+        self.nonlinear_activation_params = dict(nonlinear_activation_params or {})
+        self.initializer_seed = initializer_seed
+        self.conv_in = tf.keras.layers.Conv1D(
+            aux_channels, 2 * aux_context_window + 1, padding="same", use_bias=False,
+            kernel_initializer=tf.keras.initializers.HeNormal(seed=initializer_seed), name="conv_in",
+        )
+        self.smoothing_convs = [
+            tf.keras.layers.Conv2D(1, (2 * scale + 1, 1), padding="same", use_bias=False, name=f"smoothing_conv_._{i}")
+            for i, scale in enumerate(self.upsample_scales)
+        ]
+        self.activations = [
+            make_activation(nonlinear_activation, self.nonlinear_activation_params) if nonlinear_activation else None
+            for _ in self.upsample_scales
+        ]
+
+    def call(self, mels):
+        """Args: mels ``(B, T, C_in)``. Returns ``(B, T * prod(upsample_scales), aux_channels)``."""
+        x = self.conv_in(mels)[..., tf.newaxis]  # (B, T, C, 1)
+        for scale, conv, activation in zip(self.upsample_scales, self.smoothing_convs, self.activations):
+            shape = tf.shape(x)
+            # Nearest-neighbour stretch: frame t fills samples t * scale .. t * scale + scale - 1.
+            x = tf.reshape(tf.tile(x[:, :, tf.newaxis], [1, 1, scale, 1, 1]), [shape[0], shape[1] * scale, shape[2], 1])
+            x = conv(x)
+            if activation is not None:
+                x = activation(x)
+        return x[..., 0]

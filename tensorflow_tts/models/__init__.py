@@ -13,4 +13,8 @@ from tensorflow_tts.models.melgan import (
     TFMelGANGenerator,
     TFMelGANMultiScaleDiscriminator,
 )
+from tensorflow_tts.models.parallel_wavegan import (
+    TFParallelWaveGANDiscriminator,
+    TFParallelWaveGANGenerator,
+)
 from tensorflow_tts.models.tacotron2 import TFTacotron2

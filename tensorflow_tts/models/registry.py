@@ -22,6 +22,10 @@ from tensorflow_tts.configs.melgan import (
     MelGANDiscriminatorConfig,
     MelGANGeneratorConfig,
 )
+from tensorflow_tts.configs.parallel_wavegan import (
+    ParallelWaveGANDiscriminatorConfig,
+    ParallelWaveGANGeneratorConfig,
+)
 from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 from tensorflow_tts.models.fastspeech import TFFastSpeech
 from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
@@ -33,6 +37,10 @@ from tensorflow_tts.models.mb_melgan import TFMBMelGANGenerator
 from tensorflow_tts.models.melgan import (
     TFMelGANGenerator,
     TFMelGANMultiScaleDiscriminator,
+)
+from tensorflow_tts.models.parallel_wavegan import (
+    TFParallelWaveGANDiscriminator,
+    TFParallelWaveGANGenerator,
 )
 from tensorflow_tts.models.tacotron2 import TFTacotron2
 
@@ -68,10 +76,14 @@ MODEL_TYPES = (
     ModelType("multiband_melgan_generator", MultiBandMelGANGeneratorConfig, TFMBMelGANGenerator, VOCODER,
               "multiband_melgan_discriminator"),
     ModelType("hifigan_generator", HifiGANGeneratorConfig, TFHifiGANGenerator, VOCODER, "hifigan_discriminator"),
+    ModelType("parallel_wavegan_generator", ParallelWaveGANGeneratorConfig, TFParallelWaveGANGenerator, VOCODER,
+              "parallel_wavegan_discriminator"),
     ModelType("melgan_discriminator", MelGANDiscriminatorConfig, TFMelGANMultiScaleDiscriminator, DISCRIMINATOR),
     ModelType("multiband_melgan_discriminator", MultiBandMelGANDiscriminatorConfig, TFMelGANMultiScaleDiscriminator,
               DISCRIMINATOR),
     ModelType("hifigan_discriminator", HifiGANDiscriminatorConfig, TFHifiGANMultiPeriodDiscriminator, DISCRIMINATOR),
+    ModelType("parallel_wavegan_discriminator", ParallelWaveGANDiscriminatorConfig, TFParallelWaveGANDiscriminator,
+              DISCRIMINATOR),
 )
 
 # Every spelling of model_type, aliases included -> its entry.

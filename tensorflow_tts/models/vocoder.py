@@ -79,6 +79,9 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
 
     config_class = None
     default_name = None
+    # An h5 with a top-level group of this name was written by TensorFlowTTS 1.8: the old
+    # MelGAN/HiFi-GAN generators kept every layer in one Keras Sequential.
+    legacy_group = r"sequential(_\d+)?"
 
     def __init__(self, config=None, **kwargs):
         kwargs.setdefault("name", self.default_name)
@@ -170,15 +173,14 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
         """Maps old counter-free weight names to ours (the model must be built)."""
         return legacy_renamer(self.legacy_rules(), prefix=self._scope_prefix())
 
-    @staticmethod
-    def _is_old_checkpoint(filepath):
-        # The old generators kept every layer in one Keras Sequential, so their files have a
-        # "sequential" group; a plain Keras save_weights(".h5") of our models has none.
+    @classmethod
+    def _is_old_checkpoint(cls, filepath):
+        # Old files have a `legacy_group`; a plain Keras save_weights(".h5") of our models has none.
         if not (str(filepath).endswith(".h5") and is_legacy_h5(filepath)):
             return False
         with h5py.File(filepath, "r") as h5:
             groups = [name.decode() if isinstance(name, bytes) else str(name) for name in h5.attrs["layer_names"]]
-        return any(re.fullmatch(r"sequential(_\d+)?", group) for group in groups)
+        return any(re.fullmatch(cls.legacy_group, group) for group in groups)
 
     def load_weights(self, filepath, *args, allow_partial=False, num_mels=80, **kwargs):
         """Load our own weights, or an ``.h5`` written by TensorFlowTTS 1.8.

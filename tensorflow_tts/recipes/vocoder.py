@@ -1,8 +1,8 @@
-"""GAN vocoders (MelGAN, MelGAN-STFT, Multi-band MelGAN, HiFi-GAN): their losses, building them
-from a TensorFlowTTS YAML, the training run behind the example scripts, and decoding mels.
+"""GAN vocoders (MelGAN, MelGAN-STFT, Multi-band MelGAN with or without the HiFi-GAN
+discriminator, HiFi-GAN, Parallel WaveGAN): their losses, building them from a TensorFlowTTS
+YAML, the training run behind the example scripts, and decoding mels.
 
-The four `examples/*/train_*.py` scripts only parse flags and call `run_vocoder_training`;
-`examples/multiband_melgan/decode_mb_melgan.py` calls `decode_mels`.
+The `examples/*/train_*.py` scripts call `train_main`; the decode scripts call `decode_main`.
 """
 
 import argparse
@@ -121,8 +121,10 @@ class VocoderGanTrainer(GanBasedTrainer):
         return {"audios": self._generator(batch["mels"], training=False)}
 
     def _discriminate(self, audios):
-        """Discriminator outputs on ``(B, T, 1)`` audio, in float32 under mixed precision."""
-        return _to_float32(self._discriminator(audios))
+        """Discriminator outputs on ``(B, T, 1)`` audio, one entry per sub-discriminator, in float32
+        under mixed precision (a single discriminator's bare score tensor becomes a list of one)."""
+        outputs = self._discriminator(audios)
+        return _to_float32(outputs if isinstance(outputs, (list, tuple)) else [outputs])
 
     def compute_per_example_generator_losses(self, batch, outputs, adversarial):
         targets = batch["audios"]  # (B, T)
@@ -197,19 +199,23 @@ def build_generator(model_values, source="config"):
 def build_discriminator(model_values, source="config"):
     """The (unbuilt) discriminator of the generator's recipe.
 
-    MelGAN and MB-MelGAN: the multi-scale discriminator of `<name>_discriminator_params`.
-    HiFi-GAN: the multi-period one of `hifigan_discriminator_params` plus the multi-scale one
-    of `melgan_discriminator_params`.
+    MelGAN and MB-MelGAN: the multi-scale discriminator of `<name>_discriminator_params`;
+    with a `hifigan_discriminator_params` block as well (1.8's `multiband_melgan_hf` recipe),
+    HiFi-GAN's multi-period discriminator joins it. HiFi-GAN: the multi-period one of
+    `hifigan_discriminator_params` plus the multi-scale one of `melgan_discriminator_params`.
+    Parallel WaveGAN: its own of `parallel_wavegan_discriminator_params`.
     """
     model_type = model_values["model_type"]
     discriminator_type = registry.DISCRIMINATOR_OF[model_type]
     config = model_config_from_yaml(model_values, discriminator_type, source=source)
+    discriminator = registry.model_type(discriminator_type).model_class(config)
     if discriminator_type == "hifigan_discriminator":
         multiscale = model_config_from_yaml(model_values, "melgan_discriminator", source=source)
-        return TFHifiGANDiscriminator(
-            TFHifiGANMultiPeriodDiscriminator(config), TFMelGANMultiScaleDiscriminator(multiscale)
-        )
-    return TFMelGANMultiScaleDiscriminator(config)
+        return TFHifiGANDiscriminator(discriminator, TFMelGANMultiScaleDiscriminator(multiscale))
+    if isinstance(discriminator, TFMelGANMultiScaleDiscriminator) and "hifigan_discriminator_params" in model_values:
+        multiperiod = model_config_from_yaml(model_values, "hifigan_discriminator", source=source)
+        return TFHifiGANDiscriminator(TFHifiGANMultiPeriodDiscriminator(multiperiod), discriminator)
+    return discriminator
 
 
 def build_vocoder_models(model_values, num_mels, segment_samples, source="config"):
@@ -234,10 +240,11 @@ def vocoder_optimizer(params, train_max_steps, name):
 
 
 def default_use_feat_match(model_type, vocoder_config):
-    """Feature matching as 1.8 did: MelGAN and HiFi-GAN yes, MB-MelGAN no (unless the YAML says)."""
+    """Feature matching as 1.8 did: MelGAN and HiFi-GAN yes, MB-MelGAN (with either discriminator)
+    and Parallel WaveGAN (its discriminator returns no feature maps) no, unless the YAML says."""
     if vocoder_config.use_feat_match_loss is not None:
         return vocoder_config.use_feat_match_loss
-    return model_type != "multiband_melgan_generator"
+    return model_type not in ("multiband_melgan_generator", "parallel_wavegan_generator")
 
 
 # ---------------------------------------------------------------------------- the training run
@@ -481,3 +488,25 @@ def decode_mels(rootdir, outdir, config_path, checkpoint, use_norm=True, stats_p
         sf.write(target, audio, vocoder_config.sampling_rate, subtype="PCM_16")
         written.append(target)
     return written
+
+
+def decode_main(argv, description):
+    """Entry point of the example decoding scripts (the flags of TensorFlowTTS 1.8's)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rootdir", required=True, help="dump split or folder of mel .npy files")
+    parser.add_argument("--outdir", required=True, help="where <utt_id>.wav files are written")
+    parser.add_argument("--checkpoint", required=True, help="generator-N.h5, ckpt-N or a checkpoints folder")
+    parser.add_argument("--config", required=True, help="the training config.yml (or the recipe YAML)")
+    parser.add_argument("--use-norm", type=int_flag, default=1, help="the mels are normalised (1) or raw (0)")
+    parser.add_argument("--stats", default=None, help="stats.npy, needed when mel and vocoder scales differ")
+    parser.add_argument("--batch-size", type=int, default=1, help="kept for 1.8 command lines; mels decode one by one")
+    parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    args = parser.parse_args(argv)
+    setup_logging(args.verbose)
+    try:
+        written = decode_mels(args.rootdir, args.outdir, args.config, args.checkpoint, bool(args.use_norm), args.stats)
+    except (ValueError, FileNotFoundError) as error:
+        logger.error("%s", error)
+        return 2
+    logger.info("wrote %d wav files to %s", len(written), args.outdir)
+    return 0
