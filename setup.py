@@ -54,6 +54,7 @@ setup(
                 ("synthesize", "synthesize"),
                 ("convert", "convert"),
                 ("textgrid-to-durations", "textgrid_to_durations"),
+                ("shard-dump", "shard_dump"),
             )
         ]
     },
