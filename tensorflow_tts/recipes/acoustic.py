@@ -194,6 +194,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
         mel_length_threshold=data_config.length_threshold(),
         max_mel_length=data_config.max_mel_length,
         allow_cache=data_config.allow_cache,
+        cache_max_ram_fraction=data_config.cache_max_ram_fraction,
     )
     per_replica = data_config.batch_size if training else (data_config.eval_batch_size or data_config.batch_size)
     global_batch = per_replica * num_replicas
