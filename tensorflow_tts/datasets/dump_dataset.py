@@ -311,12 +311,15 @@ class DumpDataset:
 
     def _index_loader(self):
         """A function from an int64 utterance index to its decoded example."""
-        tables = {"utt_ids": tf.constant(self.utt_ids)}
-        for feature in self.features:
-            tables[feature.key] = tf.constant([str(self._path(feature, utt_id)) for utt_id in self.utt_ids])
+        utt_ids = tf.constant(self.utt_ids)
+        # Paths are joined in the graph: one table of ids instead of one of paths per feature
+        # keeps the index small for corpora of hundreds of thousands of utterances.
+        affixes = {feature.key: (f"{self.split_dir / feature.folder}{os.sep}", feature.suffix) for feature in self.features}
 
         def load(index):
-            return self._load({key: table[index] for key, table in tables.items()})
+            utt_id = utt_ids[index]
+            paths = {key: tf.strings.join([prefix, utt_id, suffix]) for key, (prefix, suffix) in affixes.items()}
+            return self._load({"utt_ids": utt_id, **paths})
 
         return load
 
