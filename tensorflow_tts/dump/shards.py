@@ -102,6 +102,13 @@ class ShardIndex:
         return [shard_path(self.split_dir, kind, shard, self.num_shards) for shard in range(self.num_shards)]
 
 
+def split_has(split_dir, kind):
+    """True when a split, in either layout, holds `kind` for at least one utterance."""
+    if is_sharded(split_dir):
+        return ShardIndex.load(split_dir).has(kind)
+    return bool(kind.utt_ids(split_dir))
+
+
 def _shard_ranges(sizes, shard_bytes, utterances_per_shard):
     """Start offsets `(S + 1,)` cutting consecutive utterances into shards of about
     `shard_bytes` bytes, or of `utterances_per_shard` utterances when that is given."""
@@ -229,4 +236,4 @@ def shard_dump(rootdir, outdir=None, *, shard_bytes=DEFAULT_SHARD_MB << 20, utte
     return indexes
 
 
-__all__ = ["DEFAULT_SHARD_MB", "ShardIndex", "is_sharded", "shard_dump", "write_split_shards"]
+__all__ = ["DEFAULT_SHARD_MB", "ShardIndex", "is_sharded", "shard_dump", "split_has", "write_split_shards"]

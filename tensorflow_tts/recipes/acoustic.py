@@ -27,6 +27,7 @@ from tensorflow_tts.datasets import AcousticDataset
 from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
+from tensorflow_tts.dump.shards import split_has
 from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
@@ -158,7 +159,7 @@ def split_dir_parts(split_dir):
 
 
 def has_durations(dump_dir, split):
-    return bool(layout.DURATIONS.utt_ids(Path(dump_dir) / split))
+    return split_has(Path(dump_dir) / split, layout.DURATIONS)
 
 
 def stats_or_default(path, dump_dir, name):
