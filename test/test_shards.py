@@ -1,6 +1,7 @@
 """Sharded dumps: the .npy -> TFRecord converter, the index, both layouts read alike, FILE sharding, the cache budget."""
 
 import shutil
+import types
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from tensorflow_tts.datasets.memory import CacheTooLargeError, check_cache_fits
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
 from tensorflow_tts.dump.shards import ShardIndex
-from tensorflow_tts.recipes import tacotron2
+from tensorflow_tts.recipes import acoustic, tacotron2
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "test" / "files" / "corpus" / "ljspeech"
@@ -142,6 +143,16 @@ def test_allow_cache_refuses_a_split_over_its_share_of_ram(tiny_dump, sharded_du
     with pytest.raises(CacheTooLargeError, match=r"about 3 GB .* limit of 2 GB \(cache_max_ram_fraction=0.5 of 4 GB RAM\)"):
         check_cache_fits("DUMP/train", 3 << 30, 0.5, ram=4 << 30)
     check_cache_fits("DUMP/train", 1 << 30, 0.5, ram=4 << 30)
+
+
+def test_decoding_reads_the_same_utterances_from_both_layouts(tiny_dump, sharded_dump):
+    config = types.SimpleNamespace(vocab_size=40, n_speakers=2)
+    from_npy = acoustic.read_utterances(tiny_dump / "valid", 4, config)
+    from_shards = acoustic.read_utterances(sharded_dump / "valid", 4, config)
+    assert [utt_id for utt_id, _, _ in from_shards] == [utt_id for utt_id, _, _ in from_npy] and len(from_npy) == 4
+    for (_, npy_ids, npy_speaker), (_, shard_ids, shard_speaker) in zip(from_npy, from_shards):
+        np.testing.assert_array_equal(npy_ids, shard_ids)
+        assert npy_speaker == shard_speaker
 
 
 def test_converter_reports_a_folder_without_features(tmp_path, caplog):
