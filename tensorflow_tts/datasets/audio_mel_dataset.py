@@ -32,8 +32,8 @@ class AudioMelDataset(DumpDataset):
 
     Args:
         dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache,
-        cache_max_ram_fraction: see `DumpDataset`. With `allow_cache` whole utterances are cached and the
-            segments are still cut anew every epoch.
+        cache_max_ram_fraction: see `DumpDataset`. With `allow_cache` whole utterances
+            are cached and the segments are still cut anew every epoch.
         use_norm: read `norm-feats` (True) or `raw-feats` (False).
         batch_max_steps: segment length in samples, a multiple of `hop_size`; None
             yields whole utterances.

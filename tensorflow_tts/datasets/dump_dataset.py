@@ -1,9 +1,10 @@
 """DumpDataset: the shared base of datasets that read one split of a dump.
 
 It indexes the split once (utterance ids and mel lengths, from the `.npy` headers or
-from the shard index of a sharded split), filters it, and builds tf.data pipelines: `examples()` for single utterances and
-`create()` for padded batches (plain, length buckets or a frame budget). Subclasses
-say which files make an example (`_features`) and what to derive from them.
+from the index of a sharded split), filters it, and builds tf.data pipelines:
+`examples()` for single utterances and `create()` for padded batches (plain, length
+buckets or a frame budget). Subclasses say which files make an example (`_features`)
+and what to derive from them.
 """
 
 import dataclasses
@@ -314,7 +315,9 @@ class DumpDataset:
         utt_ids = tf.constant(self.utt_ids)
         # Paths are joined in the graph: one table of ids instead of one of paths per feature
         # keeps the index small for corpora of hundreds of thousands of utterances.
-        affixes = {feature.key: (f"{self.split_dir / feature.folder}{os.sep}", feature.suffix) for feature in self.features}
+        affixes = {
+            feature.key: (f"{self.split_dir / feature.folder}{os.sep}", feature.suffix) for feature in self.features
+        }
 
         def load(index):
             utt_id = utt_ids[index]
@@ -343,12 +346,10 @@ class DumpDataset:
             if shuffle:
                 examples = examples.shuffle(len(self.utt_ids), seed=seed, reshuffle_each_iteration=True)
             return self._transform(examples, seed)
-        examples = self._read(shuffle, seed)
-        if self.shard_index is None:
-            return self._transform(examples, seed)
-        # Transformed (e.g. cropped) before the buffer, so the buffer holds the smaller examples.
-        examples = self._transform(examples, seed)
-        if shuffle:
+        examples = self._transform(self._read(shuffle, seed), seed)
+        if shuffle and self.shard_index is not None:
+            # Shards come in record order: a buffer mixes the few interleaved ones. It takes
+            # the transformed (e.g. cropped, smaller) examples.
             examples = examples.shuffle(self.shard_shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
         return examples
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 import logging
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -40,11 +41,11 @@ class _Facts:
     num_tokens: int
     num_frames: int
     ids_source: str
-    largest_token: int = None
-    speaker_source: str = None
-    speaker_id: int = None
-    num_durations: int = None
-    duration_total: int = None
+    largest_token: typing.Optional[int] = None
+    speaker_source: typing.Optional[str] = None
+    speaker_id: typing.Optional[int] = None
+    num_durations: typing.Optional[int] = None
+    duration_total: typing.Optional[int] = None
 
 
 def _npy_facts(dump_dir, split, mel, need_tokens, need_speaker, need_durations):
@@ -116,9 +117,10 @@ def screen_utterances(dump_dir, split, *, mel_folder=NORM_MEL.folder, with_durat
 
     Reads only small files and `.npy` headers (the index alone for a sharded split). An
     utterance is skipped (with the reason) when its token sequence is empty, when its
-    durations have a different length than its tokens, when its durations total is off by more than ``max_fix_frames`` (None: any
-    total is repaired), or, with ``need_frames_per_token``, when it has fewer frames than
-    tokens (an aligner cannot give every token a frame). A speaker id outside
+    durations have a different length than its tokens, when its durations total is off
+    by more than ``max_fix_frames`` (None: any total is repaired), or, with
+    ``need_frames_per_token``, when it has fewer frames than tokens (an aligner cannot
+    give every token a frame). A speaker id outside
     ``[0, n_speakers)`` or a token id outside ``[0, vocab_size)`` is an error: the model
     cannot embed it.
 
