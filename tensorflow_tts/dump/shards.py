@@ -32,6 +32,9 @@ from tensorflow_tts.dump.layout import (
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHARD_MB = 128
+# Size-based cutting makes at least this many shards (when there are as many utterances),
+# so a small split such as valid still gives every worker of a multi-worker run its own.
+MIN_SHARDS = 16
 
 
 @dataclasses.dataclass
@@ -145,10 +148,13 @@ def write_split_shards(split_dir, out_split_dir, utt_ids, shard_bytes=DEFAULT_SH
                        utterances_per_shard=None):
     """Pack the `.npy` files of `utt_ids` in `split_dir` into shards and an index in `out_split_dir`.
 
+    Shards hold about `shard_bytes` (at least MIN_SHARDS shards when there are as many
+    utterances), or `utterances_per_shard` utterances when that is given.
+
     Every kind of docs/dump_layout.md with at least one file in the split is stored.
     Returns the ShardIndex written.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # here only: reading an index (screening, recipes) needs no TensorFlow
 
     split_dir, out_split_dir = Path(split_dir), Path(out_split_dir)
     kinds = [kind for kind in KINDS if (split_dir / kind.folder).is_dir() and any((split_dir / kind.folder).iterdir())]
@@ -158,7 +164,7 @@ def write_split_shards(split_dir, out_split_dir, utt_ids, shard_bytes=DEFAULT_SH
         sum(os.path.getsize(path) for kind in kinds if (path := kind.path(split_dir, utt_id)).is_file())
         for utt_id in utt_ids
     ]
-    starts = _shard_ranges(sizes, shard_bytes, utterances_per_shard)
+    starts = _shard_ranges(sizes, min(shard_bytes, sum(sizes) // MIN_SHARDS), utterances_per_shard)
     shards_dir = out_split_dir / SHARDS_FOLDER
     shutil.rmtree(shards_dir, ignore_errors=True)
     shards_dir.mkdir(parents=True)
