@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import psutil
 
 from measure import machine_report
 
@@ -139,7 +138,9 @@ def disk_usage(dump_dir):
 
 
 def rss_gb():
-    return psutil.Process().memory_info().rss / 2**30
+    """Resident memory of this process (Linux: /proc/self/statm), GB."""
+    with open("/proc/self/statm") as stream:
+        return int(stream.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
 
 
 def steady_rate(iterator, batches):
