@@ -68,6 +68,7 @@ setup(
                 ("textgrid-to-durations", "textgrid_to_durations"),
                 ("evaluate", "evaluate"),
                 ("serve", "serve"),
+                ("shard-dump", "shard_dump"),
             )
         ]
     },

@@ -21,3 +21,18 @@ def load_preprocess_config(path, logger):
     except ConfigError as error:
         logger.error("invalid config: %s", error)
         return None
+
+
+def add_shard_flags(parser):
+    """--shard_mb and --utterances_per_shard: the size of TFRecord shards (tensorflow_tts.dump.shards)."""
+    from tensorflow_tts.dump.shards import DEFAULT_SHARD_MB
+
+    parser.add_argument("--shard_mb", type=float, default=DEFAULT_SHARD_MB,
+                        help=f"target size of a shard group (all feature kinds) in MB (default {DEFAULT_SHARD_MB})")
+    parser.add_argument("--utterances_per_shard", type=int, default=None,
+                        help="cut shards by utterance count instead of --shard_mb")
+
+
+def shard_size(args):
+    """The keyword arguments of dump.shards.shard_dump from the flags of add_shard_flags."""
+    return dict(shard_bytes=int(args.shard_mb * (1 << 20)), utterances_per_shard=args.utterances_per_shard)

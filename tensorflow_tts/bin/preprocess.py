@@ -19,9 +19,16 @@ if __name__ == "__main__" and not __package__:
     # package, so `tensorflow_tts` would not import (or would be another installed copy).
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from tensorflow_tts.bin.cli import add_preprocess_flags, load_preprocess_config, setup_logging  # noqa: E402
-from tensorflow_tts.dump.layout import REPORT_NAME  # noqa: E402
+from tensorflow_tts.bin.cli import (  # noqa: E402
+    add_preprocess_flags,
+    add_shard_flags,
+    load_preprocess_config,
+    setup_logging,
+    shard_size,
+)
+from tensorflow_tts.dump.layout import REPORT_NAME, DumpError  # noqa: E402
 from tensorflow_tts.dump.preprocess import preprocess_corpus  # noqa: E402
+from tensorflow_tts.dump.shards import shard_dump  # noqa: E402
 
 logger = logging.getLogger("tensorflow_tts.preprocess")
 
@@ -50,6 +57,12 @@ def parse_args(argv=None):
         "--test_size", type=_test_size, default=0.05, help="fraction (or number) of utterances for valid"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the train/valid split")
+    parser.add_argument(
+        "--format", choices=("npy", "shards"), default="npy",
+        help="npy: one file per feature per utterance; shards: TFRecord shards and one index per split "
+        "(docs/dump_layout.md)",
+    )
+    add_shard_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -102,6 +115,12 @@ def main(argv=None):
             "no utterance could be preprocessed (%d skipped); reasons are in %s", len(report["skipped"]), report_path
         )
         return 1
+    if args.format == "shards":
+        try:
+            shard_dump(args.outdir, remove_npy=True, **shard_size(args))
+        except (DumpError, OSError) as error:
+            logger.error("%s", error)
+            return 1
     logger.info(
         "%d utterances (%.1f s of audio) -> %d train, %d valid; %d skipped, %d converted; report: %s",
         report["n_ok"],

@@ -19,10 +19,11 @@ class AcousticDataConfig(BaseConfig):
     """How a training script reads the dump (keys at the top level of the YAML, as in 1.8)."""
 
     hop_size: int = 256  # samples per mel frame (must match preprocessing)
-    format: str = "npy"  # feature file format; only npy exists
+    format: str = "npy"  # kept for 1.8 YAMLs: the dump's layout (.npy files or shards) is read from its folder
     batch_size: int = 16  # per replica; the global batch is batch_size * replicas
     remove_short_samples: bool = True  # drop utterances with <= mel_length_threshold frames
     allow_cache: bool = True  # keep decoded examples in memory after the first epoch
+    cache_max_ram_fraction: float = 0.5  # allow_cache refuses a split estimated above this share of RAM
     mel_length_threshold: int = 32
     is_shuffle: bool = True  # reshuffle every epoch
     # Pad every batch to the split's longest utterance (frames and tokens): one shape, so
@@ -43,7 +44,7 @@ class AcousticDataConfig(BaseConfig):
 
     def __post_init__(self):
         if self.format != "npy":
-            raise ValueError(f"format={self.format!r}: only 'npy' dumps are supported")
+            raise ValueError(f"format={self.format!r}: only 'npy' is accepted (a sharded dump is detected from its folder)")
         if self.batch_size < 1 or self.hop_size < 1:
             raise ValueError("batch_size and hop_size must be >= 1")
         check_num_workers(self.num_workers)

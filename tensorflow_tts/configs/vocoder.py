@@ -92,6 +92,7 @@ log10-mel L1 loss (new, off in the published recipes); feature matching is on
     batch_max_steps_valid: int = 81920  # validation segment in samples, a multiple of hop_size
     remove_short_samples: bool = True  # kept for old YAMLs: shorter utterances are always left out
     allow_cache: bool = True  # keep the decoded dump in memory after the first epoch
+    cache_max_ram_fraction: float = 0.5  # allow_cache refuses a split estimated above this share of RAM
     is_shuffle: bool = True  # reshuffle the training utterances every epoch
     seed: int = 42  # shuffling and segment positions
     num_workers: typing.Optional[int] = None  # threads of the input pipeline; null = one per core

@@ -6,7 +6,6 @@ For acoustic models (Tacotron 2, FastSpeech, FastSpeech 2).
 import tensorflow as tf
 
 from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpFeature
-from tensorflow_tts.datasets.npy_io import read_npy_header
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.statistics import read_stats
 
@@ -25,8 +24,8 @@ class AcousticDataset(DumpDataset):
     Batches pad ids, durations, F0 and energy with 0 and mels with `mel_pad_value`.
 
     Args:
-        dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache:
-            see `DumpDataset`.
+        dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache,
+        cache_max_ram_fraction: see `DumpDataset`.
         use_norm: read `norm-feats` (True) or `raw-feats` (False).
         with_durations: read `durations`; None reads them when the split has them.
         with_f0_energy: read `raw-f0` and `raw-energies`; None reads them when present.
@@ -53,6 +52,7 @@ class AcousticDataset(DumpDataset):
         mel_length_threshold=0,
         max_mel_length=None,
         allow_cache=False,
+        cache_max_ram_fraction=0.5,
     ):
         self.use_norm = use_norm
         self.mel_pad_value = mel_pad_value
@@ -68,6 +68,7 @@ class AcousticDataset(DumpDataset):
             mel_length_threshold=mel_length_threshold,
             max_mel_length=max_mel_length,
             allow_cache=allow_cache,
+            cache_max_ram_fraction=cache_max_ram_fraction,
         )
         self.f0_stats = self.energy_stats = None
         if normalize_f0_energy and self.with_f0_energy:
@@ -136,7 +137,7 @@ class AcousticDataset(DumpDataset):
         `use_fixed_shapes`."""
         frames = int(self.mel_lengths.max())
         (ids,) = [feature for feature in self.features if feature.key == "input_ids"]
-        tokens = max(int(read_npy_header(self._path(ids, utt_id))[0][0]) for utt_id in self.utt_ids)
+        tokens = int(self._rows(ids, self.utt_ids).max())
         per_key = {"mel_gts": frames, "f0_gts": frames, "energy_gts": frames, "input_ids": tokens, "duration_gts": tokens}
         return {feature.key: per_key[feature.key] for feature in self.features if feature.key in per_key}
 

@@ -9,7 +9,6 @@ import numpy as np
 import tensorflow as tf
 
 from tensorflow_tts.datasets.dump_dataset import DumpDataset, DumpError, DumpFeature
-from tensorflow_tts.datasets.npy_io import read_npy_header
 from tensorflow_tts.dump import layout
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -32,9 +31,9 @@ class AudioMelDataset(DumpDataset):
     // hop_size`. Utterances shorter than that are left out.
 
     Args:
-        dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache:
-            see `DumpDataset`. With `allow_cache` whole utterances are cached and the
-            segments are still cut anew every epoch.
+        dump_dir, split, utt_ids, mel_length_threshold, max_mel_length, allow_cache,
+        cache_max_ram_fraction: see `DumpDataset`. With `allow_cache` whole utterances
+            are cached and the segments are still cut anew every epoch.
         use_norm: read `norm-feats` (True) or `raw-feats` (False).
         batch_max_steps: segment length in samples, a multiple of `hop_size`; None
             yields whole utterances.
@@ -57,6 +56,7 @@ class AudioMelDataset(DumpDataset):
         mel_length_threshold=0,
         max_mel_length=None,
         allow_cache=False,
+        cache_max_ram_fraction=0.5,
     ):
         self.use_norm = use_norm
         self.mel_pad_value = mel_pad_value
@@ -68,6 +68,7 @@ class AudioMelDataset(DumpDataset):
             mel_length_threshold=mel_length_threshold,
             max_mel_length=max_mel_length,
             allow_cache=allow_cache,
+            cache_max_ram_fraction=cache_max_ram_fraction,
         )
         self.hop_size = hop_size if hop_size is not None else self._infer_hop_size()
         self.batch_max_steps = batch_max_steps
@@ -109,8 +110,7 @@ class AudioMelDataset(DumpDataset):
     def _infer_hop_size(self):
         mel_feature, audio_feature = self.features
         utt_id = self.utt_ids[0]
-        frames = read_npy_header(self._path(mel_feature, utt_id))[0][0]
-        samples = read_npy_header(self._path(audio_feature, utt_id))[0][0]
+        frames, samples = (int(self._rows(feature, [utt_id])[0]) for feature in (mel_feature, audio_feature))
         if frames == 0 or samples % frames:
             raise DumpError(
                 f"{self.split_dir}: utterance {utt_id} has {samples} samples for {frames} mel frames, "
@@ -158,6 +158,9 @@ class AudioMelDataset(DumpDataset):
         # stateless cropping then gives the same segments whatever the parallelism.
         seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
         return tf.data.Dataset.zip((examples, seeds)).map(crop, num_parallel_calls=AUTOTUNE)
+
+    def _rows_per_frame(self, feature):
+        return self.hop_size if feature.key == "audios" else 1
 
     def _example_lengths(self):
         if self.segment_frames is None:

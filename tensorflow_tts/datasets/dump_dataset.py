@@ -1,9 +1,10 @@
 """DumpDataset: the shared base of datasets that read one split of a dump.
 
-It indexes the split once (utterance ids, files, mel lengths from the `.npy` headers),
-filters it, and builds tf.data pipelines: `examples()` for single utterances and
-`create()` for padded batches (plain, length buckets or a frame budget). Subclasses
-say which files make an example (`_features`) and what to derive from them.
+It indexes the split once (utterance ids and mel lengths, from the `.npy` headers or
+from the index of a sharded split), filters it, and builds tf.data pipelines:
+`examples()` for single utterances and `create()` for padded batches (plain, length
+buckets or a frame budget). Subclasses say which files make an example (`_features`)
+and what to derive from them.
 """
 
 import dataclasses
@@ -15,13 +16,17 @@ import numpy as np
 import tensorflow as tf
 
 from tensorflow_tts.datasets import batching as batching_lib
+from tensorflow_tts.datasets.memory import check_cache_fits
 from tensorflow_tts.datasets.npy_io import check_npy, load_npy, read_npy_header
+from tensorflow_tts.datasets.shard_reader import read_shards
 from tensorflow_tts.dump.layout import (
     DumpError,
     FeatureKind,
+    is_sharded,
     read_utt_ids,
     utt_ids_path,
 )
+from tensorflow_tts.dump.shards import ShardIndex
 
 AUTOTUNE = tf.data.AUTOTUNE
 BATCHING_MODES = ("padded", "bucket", "frames")
@@ -78,6 +83,11 @@ class DumpFeature:
 class DumpDataset:
     """Base of the dump datasets; see `AcousticDataset` and `AudioMelDataset`.
 
+    Reads either layout of docs/dump_layout.md, whichever the split folder holds: `.npy`
+    files (read in any order, by index) or TFRecord shards (read shard by shard; shuffling
+    visits the shards in a new order every epoch, interleaves a few and shuffles examples
+    in a buffer of `shard_shuffle_buffer`).
+
     Args:
         dump_dir: the dump root (holding `<split>/`, `<split>_utt_ids.npy`, `stats.npy`).
         split: `train` or `valid` (any folder name under `dump_dir` works).
@@ -86,12 +96,16 @@ class DumpDataset:
         mel_length_threshold: drop utterances with `mel frames <= mel_length_threshold`.
         max_mel_length: drop utterances with more mel frames than this (None: keep all).
         allow_cache: keep decoded examples in memory after the first epoch.
+        cache_max_ram_fraction: with `allow_cache`, refuse (CacheTooLargeError) when the
+            decoded split, estimated from the indexed lengths, exceeds this share of RAM.
     """
 
     #: example key of the mel spectrogram, the time axis of length-aware batching
     frames_key = "mels"
     #: example key of the number of mel frames
     length_key = "mel_lengths"
+    #: examples shuffled together when reading a sharded split (shards are shuffled too)
+    shard_shuffle_buffer = 512
 
     def __init__(
         self,
@@ -102,15 +116,21 @@ class DumpDataset:
         mel_length_threshold=0,
         max_mel_length=None,
         allow_cache=False,
+        cache_max_ram_fraction=0.5,
     ):
         self.dump_dir = Path(dump_dir)
         self.split = split
         self.split_dir = self.dump_dir / split
         self.allow_cache = allow_cache
+        self.cache_max_ram_fraction = cache_max_ram_fraction
         if not self.split_dir.is_dir():
             raise DumpError(
                 f"{self.split_dir}: no such split folder; run tensorflow-tts-preprocess into {self.dump_dir}"
             )
+        self.shard_index = None
+        if is_sharded(self.split_dir):
+            self.shard_index = ShardIndex.load(self.split_dir)
+            self._shard_positions = {utt_id: number for number, utt_id in enumerate(self.shard_index.utt_ids)}
         self.features = self._features()
         mel_feature = self.features[0]
 
@@ -131,12 +151,7 @@ class DumpDataset:
             chosen = [utt_id for utt_id in all_ids if utt_id in wanted]
         self._check_files(chosen)
 
-        # Mel lengths come from the headers alone, so indexing reads no feature data.
-        mel_shapes = [
-            check_npy(self._path(mel_feature, utt_id), mel_feature.dtype, mel_feature.rank, mel_feature.inner_shape)
-            for utt_id in chosen
-        ]
-        lengths = np.array([shape[0] for shape in mel_shapes], dtype=np.int32)
+        lengths = self._rows(mel_feature, chosen).astype(np.int32)
         keep = lengths > mel_length_threshold
         if max_mel_length is not None:
             keep &= lengths <= max_mel_length
@@ -187,12 +202,33 @@ class DumpDataset:
     def _path(self, feature, utt_id):
         return feature.kind.path(self.split_dir, utt_id)
 
+    def _positions(self, utt_ids):
+        """int64 `(len(utt_ids),)`: where the utterances are in the shard index."""
+        return np.array([self._shard_positions[utt_id] for utt_id in utt_ids], np.int64)
+
+    def _rows(self, feature, utt_ids):
+        """First dimension of `feature` per utterance, from the shard index or the `.npy` headers
+        (checked against the layout), so indexing reads no feature data."""
+        if self.shard_index is not None:
+            return self.shard_index.rows_of(feature.kind)[self._positions(utt_ids)]
+        return np.array(
+            [
+                check_npy(self._path(feature, utt_id), feature.dtype, feature.rank, feature.inner_shape)[0]
+                for utt_id in utt_ids
+            ],
+            dtype=np.int64,
+        )
+
     def _has_files(self, kind):
+        if self.shard_index is not None:
+            return self.shard_index.has(kind)
         path = self.split_dir / kind.folder
         return path.is_dir() and any(path.iterdir())
 
     def _mel_channels(self, kind):
-        """Mel bins of the split's `kind` features, from the header of its first file."""
+        """Mel bins of the split's `kind` features, from the shard index or the header of its first file."""
+        if self.shard_index is not None and self.shard_index.has(kind):
+            return self.shard_index.inner_shape(kind)[0]
         folder = self.split_dir / kind.folder
         first = next(iter(sorted(folder.glob(f"*{kind.file_suffix}"))), None) if folder.is_dir() else None
         if first is None:
@@ -204,6 +240,8 @@ class DumpDataset:
         return int(shape[1])
 
     def _list_utt_ids(self, mel_feature):
+        if self.shard_index is not None:
+            return [str(utt_id) for utt_id in self.shard_index.utt_ids]
         listing = utt_ids_path(self.dump_dir, self.split)
         if listing.is_file():
             return read_utt_ids(listing)
@@ -215,6 +253,8 @@ class DumpDataset:
         return mel_feature.kind.utt_ids(self.split_dir)
 
     def _check_files(self, utt_ids):
+        if self.shard_index is not None:
+            return self._check_shards(utt_ids)
         for feature in self.features:
             folder = self.split_dir / feature.folder
             names = set(os.listdir(folder)) if folder.is_dir() else set()
@@ -228,8 +268,42 @@ class DumpDataset:
             if utt_ids:
                 check_npy(self._path(feature, utt_ids[0]), feature.dtype, feature.rank, feature.inner_shape)
 
+    def _check_shards(self, utt_ids):
+        for feature in self.features:
+            rows = self._rows(feature, utt_ids)
+            missing = [utt_id for utt_id, count in zip(utt_ids, rows) if count < 0]
+            if missing:
+                raise DumpError(
+                    f"{self.split_dir}: {len(missing)} utterance(s) have no {feature.folder} in the shards "
+                    f"({', '.join(missing[:5])}); convert a dump that has them or filter them out with utt_ids"
+                    + self._missing_hint(feature)
+                )
+            if self.shard_index.inner_shape(feature.kind) != tuple(feature.inner_shape):
+                raise DumpError(
+                    f"{self.split_dir}: {feature.folder} in the shards has rows of shape "
+                    f"{self.shard_index.inner_shape(feature.kind)}, expected {tuple(feature.inner_shape)}"
+                )
+
     def _missing_hint(self, feature):
         return ""
+
+    def _rows_per_frame(self, feature):
+        """Rows of `feature` per mel frame, for the cache estimate of a `.npy` split (token
+        kinds count as one per frame, an upper bound)."""
+        return 1
+
+    def cache_bytes(self):
+        """Estimated bytes of the split's decoded features, from the indexed lengths."""
+        total = 0
+        for feature in self.features:
+            if feature.scalar:
+                rows = np.ones(len(self.utt_ids), np.int64)
+            elif self.shard_index is not None:
+                rows = self._rows(feature, self.utt_ids)
+            else:
+                rows = self.mel_lengths.astype(np.int64) * self._rows_per_frame(feature)
+            total += int(rows.sum()) * np.dtype(feature.dtype).itemsize * int(np.prod(feature.inner_shape))
+        return total
 
     # -- pipelines ---------------------------------------------------------------------
 
@@ -250,28 +324,46 @@ class DumpDataset:
 
     def _index_loader(self):
         """A function from an int64 utterance index to its decoded example."""
-        tables = {"utt_ids": tf.constant(self.utt_ids)}
-        for feature in self.features:
-            tables[feature.key] = tf.constant([str(self._path(feature, utt_id)) for utt_id in self.utt_ids])
+        utt_ids = tf.constant(self.utt_ids)
+        # Paths are joined in the graph: one table of ids instead of one of paths per feature
+        # keeps the index small for corpora of hundreds of thousands of utterances.
+        affixes = {
+            feature.key: (f"{self.split_dir / feature.folder}{os.sep}", feature.suffix) for feature in self.features
+        }
 
         def load(index):
-            return self._load({key: table[index] for key, table in tables.items()})
+            utt_id = utt_ids[index]
+            paths = {key: tf.strings.join([prefix, utt_id, suffix]) for key, (prefix, suffix) in affixes.items()}
+            return self._load({"utt_ids": utt_id, **paths})
 
         return load
+
+    def _read(self, shuffle, seed):
+        """One pass of decoded examples: `.npy` files by index, or shard by shard."""
+        if self.shard_index is not None:
+            examples = read_shards(self.shard_index, self.features, self._positions(self.utt_ids), shuffle, seed)
+            return examples.map(self._finish, num_parallel_calls=AUTOTUNE)
+        return self._indices(shuffle, seed).map(self._index_loader(), num_parallel_calls=AUTOTUNE)
 
     def examples(self, shuffle=True, seed=0):
         """One epoch of single-utterance examples (dicts of unbatched tensors).
 
-        With `shuffle`, the order is a seeded permutation that changes every epoch
-        (every new iterator) and is the same for the same seed in every run.
+        With `shuffle`, the order is seeded, changes every epoch (every new iterator) and
+        is the same for the same seed in every run: a permutation of the split for `.npy`
+        files and with `allow_cache`, shuffled shards and a buffer of examples for shards.
         """
         if self.allow_cache:
-            examples = self._indices(False, seed).map(self._index_loader(), num_parallel_calls=AUTOTUNE).cache()
+            check_cache_fits(self.split_dir, self.cache_bytes(), self.cache_max_ram_fraction)
+            examples = self._read(False, seed).cache()
             if shuffle:
                 examples = examples.shuffle(len(self.utt_ids), seed=seed, reshuffle_each_iteration=True)
-        else:
-            examples = self._indices(shuffle, seed).map(self._index_loader(), num_parallel_calls=AUTOTUNE)
-        return self._transform(examples, seed)
+            return self._transform(examples, seed)
+        examples = self._transform(self._read(shuffle, seed), seed)
+        if shuffle and self.shard_index is not None:
+            # Shards come in record order: a buffer mixes the few interleaved ones. It takes
+            # the transformed (e.g. cropped, smaller) examples.
+            examples = examples.shuffle(self.shard_shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+        return examples
 
     def create(
         self,
@@ -389,8 +481,8 @@ class DumpDataset:
             drop_remainder=drop_remainder,
             seed=seed,
         )
-        if self.allow_cache:
-            # Cached examples cannot be read in a planned order: sort windows of loaded ones.
+        if self.allow_cache or self.shard_index is not None:
+            # Cached examples and shards cannot be read in a planned order: sort windows of loaded ones.
             buffer = batching_lib.estimated_batches(min(sort_window, len(lengths)), lengths, batch_frames)
             return batching_lib.frame_budget_batches(
                 self.examples(shuffle=shuffle, seed=seed),

@@ -25,10 +25,13 @@ def write_synthetic_dump(
     with_durations=True,
     with_norm_feats=True,
     with_waves=True,
+    frame_lengths=None,
+    token_lengths=None,
 ):
     """Write `num_utterances` utterances of random features into `dump_dir/<split>`.
 
-    Lengths are drawn uniformly from `frames_range` and `tokens_range` (inclusive).
+    Lengths are drawn uniformly from `frames_range` and `tokens_range` (inclusive), or
+    taken from `frame_lengths` and `token_lengths` (int `(num_utterances,)`) when given.
     Durations, when written, are >= 0 per token and sum to the utterance's frames.
     Returns the list of utterance ids written, in order.
     """
@@ -43,8 +46,9 @@ def write_synthetic_dump(
     for index in range(num_utterances):
         utt_id = f"{split}-{seed:03d}-{index:05d}"
         utt_ids.append(utt_id)
-        frames = int(rng.integers(frames_range[0], frames_range[1] + 1))
-        tokens = min(int(rng.integers(tokens_range[0], tokens_range[1] + 1)), frames)
+        frames = int(rng.integers(frames_range[0], frames_range[1] + 1) if frame_lengths is None else frame_lengths[index])
+        tokens = int(rng.integers(tokens_range[0], tokens_range[1] + 1) if token_lengths is None else token_lengths[index])
+        tokens = min(tokens, frames)
 
         input_ids = rng.integers(1, vocab_size, tokens).astype(np.int32)
         mel = (mel_mean + mel_std * rng.standard_normal((frames, num_mels))).astype(np.float32)

@@ -153,3 +153,24 @@ def read_utt_ids(source):
         lines = path.read_text(encoding="utf-8").splitlines()
         return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return [str(utt_id) for utt_id in source]
+
+
+# -- the sharded layout (docs/dump_layout.md, "Sharded dumps") --------------------------
+
+SHARDS_FOLDER = "shards"
+SHARD_INDEX_NAME = "index.npz"
+
+
+def shard_index_path(split_dir):
+    """`DUMP/<split>/shards/index.npz`: ids, lengths, speakers and shard ranges of a sharded split."""
+    return Path(split_dir) / SHARDS_FOLDER / SHARD_INDEX_NAME
+
+
+def shard_path(split_dir, kind, shard, num_shards):
+    """`DUMP/<split>/shards/raw-feats-00003-of-00020.tfrecord`: shard `shard` of one feature kind."""
+    return Path(split_dir) / SHARDS_FOLDER / f"{kind.folder}-{shard:05d}-of-{num_shards:05d}.tfrecord"
+
+
+def is_sharded(split_dir):
+    """True when the split is stored as TFRecord shards (it has a shard index)."""
+    return shard_index_path(split_dir).is_file()

@@ -34,6 +34,7 @@ from tensorflow_tts.dump.layout import (
     NORM_MEL,
     PREPROCESS_KINDS,
     REPORT_NAME,
+    SHARDS_FOLDER,
     SPEAKER_ID,
     SPLITS,
     STATS_NAME,
@@ -250,6 +251,11 @@ def _remove_previous_outputs(outdir):
                 for path in folder.glob(f"*-{kind.suffix}.npy"):
                     path.unlink()
                     removed += 1
+        # A stale shard index would make readers take the split for a sharded one.
+        shards = Path(outdir) / split / SHARDS_FOLDER
+        if shards.is_dir():
+            shutil.rmtree(shards)
+            removed += 1
         if (Path(outdir) / split / DURATIONS.folder).is_dir():
             logger.warning(
                 "%s: durations from an earlier alignment are kept; rerun the aligner if features changed",

@@ -23,10 +23,12 @@ from tensorflow_tts.configs.registry import (
     split_training_yaml,
 )
 from tensorflow_tts.configs.trainer import TrainerConfig
-from tensorflow_tts.datasets import AcousticDataset, with_num_workers
+from tensorflow_tts.datasets import AcousticDataset, DumpFeature, with_num_workers
+from tensorflow_tts.datasets.shard_reader import read_shards
 from tensorflow_tts.datasets.batching import pad_to_lengths
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.screening import screen_utterances
+from tensorflow_tts.dump.shards import ShardIndex, split_has
 from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
 from tensorflow_tts.optimizers import pop_optimizer_params
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
@@ -199,7 +201,7 @@ def split_dir_parts(split_dir):
 
 
 def has_durations(dump_dir, split):
-    return bool(layout.DURATIONS.utt_ids(Path(dump_dir) / split))
+    return split_has(Path(dump_dir) / split, layout.DURATIONS)
 
 
 def stats_or_default(path, dump_dir, name):
@@ -235,6 +237,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
         mel_length_threshold=data_config.length_threshold(),
         max_mel_length=data_config.max_mel_length,
         allow_cache=data_config.allow_cache,
+        cache_max_ram_fraction=data_config.cache_max_ram_fraction,
     )
     per_replica = data_config.batch_size if training else (data_config.eval_batch_size or data_config.batch_size)
     global_batch = per_replica * num_replicas
@@ -365,6 +368,25 @@ def parse_training_args(parser, argv=None):
     return args
 
 
+def _ids_and_speakers(split_dir, num_samples):
+    """(utt_id, ids (T,) int32, speaker id or 0) of the first `num_samples` utterances (all when None), either layout."""
+    if layout.is_sharded(split_dir):
+        index = ShardIndex.load(split_dir)
+        count = min(num_samples or len(index.utt_ids), len(index.utt_ids))
+        records = read_shards(index, [DumpFeature("input_ids", layout.IDS)], np.arange(count))
+        for position, example in enumerate(records.as_numpy_iterator()):
+            yield example["utt_ids"].decode(), example["input_ids"], max(int(index.speaker_ids[position]), 0)
+        return
+    folder = split_dir / layout.IDS.folder
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder; --rootdir must be a dump split such as dump/valid")
+    utt_ids = layout.IDS.utt_ids(split_dir)
+    for utt_id in utt_ids[:num_samples] if num_samples else utt_ids:
+        speaker_path = layout.SPEAKER_ID.path(split_dir, utt_id)
+        speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
+        yield utt_id, read_ids(layout.IDS.path(split_dir, utt_id)), speaker
+
+
 def read_utterances(rootdir, num_samples, config, speaker_id=None):
     """[(utt_id, ids (T,) int32, speaker)] of a dump split to decode (the first ``num_samples``; all when None).
 
@@ -374,21 +396,13 @@ def read_utterances(rootdir, num_samples, config, speaker_id=None):
     """
     if speaker_id is not None and not 0 <= speaker_id < config.n_speakers:
         raise ConfigError(f"--speaker-id {speaker_id}: the model has n_speakers {config.n_speakers} (ids 0..{config.n_speakers - 1})")
-    rootdir = Path(rootdir)
-    folder = rootdir / layout.IDS.folder
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder; --rootdir must be a dump split such as dump/valid")
-    utt_ids = layout.IDS.utt_ids(rootdir)
     utterances = []
-    for utt_id in utt_ids[:num_samples] if num_samples else utt_ids:
-        ids = read_ids(layout.IDS.path(rootdir, utt_id))
+    for utt_id, ids, speaker in _ids_and_speakers(Path(rootdir), num_samples):
         if ids.size == 0:
             logger.warning("%s: empty token sequence, skipped", utt_id)
             continue
         if ids.max() >= config.vocab_size:
             raise ConfigError(f"{utt_id}: token id {ids.max()} >= vocab_size {config.vocab_size}; wrong config for this dump")
-        speaker_path = layout.SPEAKER_ID.path(rootdir, utt_id)
-        speaker = int(np.load(speaker_path).reshape(-1)[0]) if speaker_path.is_file() else 0
         speaker = speaker if speaker_id is None else speaker_id
         if config.n_speakers > 1 and not 0 <= speaker < config.n_speakers:
             raise ConfigError(f"{utt_id}: speaker id {speaker} outside [0, {config.n_speakers}) (n_speakers of the config)")

@@ -301,13 +301,14 @@ def make_vocoder_datasets(train_dir, dev_dir, vocoder_config, use_norm, hop_size
     """(train, valid) AudioMelDatasets of random segments, and their batched tf.data pipelines."""
     train_root, train_split = _split_dir(train_dir, "--train-dir")
     dev_root, dev_split = _split_dir(dev_dir, "--dev-dir")
+    cache = dict(allow_cache=vocoder_config.allow_cache, cache_max_ram_fraction=vocoder_config.cache_max_ram_fraction)
     train_set = AudioMelDataset(
         train_root, train_split, use_norm=use_norm, batch_max_steps=vocoder_config.batch_max_steps,
-        hop_size=hop_size, allow_cache=vocoder_config.allow_cache,
+        hop_size=hop_size, **cache,
     )
     valid_set = AudioMelDataset(
         dev_root, dev_split, use_norm=use_norm, batch_max_steps=vocoder_config.batch_max_steps_valid,
-        hop_size=hop_size, allow_cache=vocoder_config.allow_cache,
+        hop_size=hop_size, **cache,
     )
     train_batch = vocoder_config.batch_size * num_replicas
     if len(train_set) < train_batch:
