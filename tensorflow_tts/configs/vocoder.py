@@ -92,7 +92,7 @@ log10-mel L1 loss (new, off in the published recipes); feature matching is on
     remove_short_samples: bool = True  # kept for old YAMLs: shorter utterances are always left out
     allow_cache: bool = True  # keep the decoded dump in memory after the first epoch
     is_shuffle: bool = True  # reshuffle the training utterances every epoch
-    seed: int = 42  # shuffling and segment positions
+    seed: int = 42  # initialisation, dropout, shuffling and segment positions (--seed overrides it)
     # --- optimizers (see optimizers.factory.OptimizerConfig; `lr` of 1.8 MelGAN files is accepted)
     generator_optimizer_params: dict = dataclasses.field(default_factory=dict)
     discriminator_optimizer_params: dict = dataclasses.field(default_factory=dict)

@@ -30,6 +30,7 @@ from tensorflow_tts.dump.screening import screen_utterances
 from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
+from tensorflow_tts.utils.seeding import seed_everything
 
 logger = logging.getLogger("tensorflow_tts.recipe")
 
@@ -109,6 +110,18 @@ def load_recipe(path, expected_model_type, outdir=None):
     return Recipe(
         model_type, model_config, trainer_config, data_config, optimizer_params, aligner_config, values, use_griffin
     )
+
+
+def seed_run(recipe, seed=None):
+    """Seed the process from the recipe's `seed` key, or from ``seed`` (--seed) when given, which
+    is then also what config.yml records; op determinism with `deterministic: true`.
+
+    Call before building datasets and models. Raises ValueError for determinism without a seed.
+    """
+    if seed is not None:
+        recipe.data_config.seed = seed
+        recipe.values["seed"] = seed
+    seed_everything(recipe.data_config.seed, recipe.trainer_config.deterministic)
 
 
 def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *, use_norm, num_mels):
@@ -199,6 +212,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
     global_batch = per_replica * num_replicas
     max_batch = data_config.max_batch_size * num_replicas if data_config.max_batch_size else None
     shuffle = training and data_config.is_shuffle
+    seed = 0 if data_config.seed is None else data_config.seed
     if not training or data_config.batching == "padded":
         batches = dataset.create(
             batch_size=global_batch,
@@ -206,6 +220,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             num_replicas=num_replicas,
             drop_remainder=training and len(dataset) >= global_batch,
             shuffle=shuffle,
+            seed=seed,
         )
     elif data_config.batching == "bucket":
         batches = dataset.create(
@@ -215,6 +230,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             max_batch_size=max_batch,
             num_replicas=num_replicas,
             shuffle=shuffle,
+            seed=seed,
         )
     else:
         batches = dataset.create(
@@ -224,6 +240,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             num_replicas=num_replicas,
             drop_remainder=True,
             shuffle=shuffle,
+            seed=seed,
         )
     if data_config.use_fixed_shapes:
         batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
@@ -305,6 +322,7 @@ def training_parser(description, config_help, extra_flags=None):
     parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
     parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
     parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    parser.add_argument("--seed", type=int, default=None, help="overrides the YAML's seed (see seed_run)")
     if extra_flags is not None:
         extra_flags(parser)
     return parser

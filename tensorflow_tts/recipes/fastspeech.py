@@ -82,6 +82,7 @@ def train_main(argv=None):
     strategy = return_strategy()
     try:
         recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir)
+        recipe_lib.seed_run(recipe, args.seed)
         if recipe.use_griffin:
             logger.warning(
                 "%s: use_griffin is ignored here; only train_fastspeech2.py writes Griffin-Lim audio "

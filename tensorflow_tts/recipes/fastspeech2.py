@@ -230,6 +230,7 @@ def train_main(argv=None):
     strategy = return_strategy()  # before any tensor: it may split the CPU into replicas
     try:
         recipe = recipe_lib.load_recipe(args.config, "fastspeech2", outdir=args.outdir)
+        recipe_lib.seed_run(recipe, args.seed)
         dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
         f0_stats = recipe_lib.stats_or_default(args.f0_stat, dump_dir, "stats_f0.npy")
         energy_stats = recipe_lib.stats_or_default(args.energy_stat, dump_dir, "stats_energy.npy")
