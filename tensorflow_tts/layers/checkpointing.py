@@ -17,9 +17,10 @@ _dropout_seed = threading.local()  # one per replica thread of a MirroredStrateg
 @contextlib.contextmanager
 def seeded_dropout(seed):
     """Within: every `Dropout` called in training draws its mask from ``seed`` (2,) int32 and
-    its call order, statelessly; the same calls in the same order draw the same masks."""
+    its call order, statelessly; the same calls in the same order draw the same masks.
+    ``seed`` None: Keras' own dropout within."""
     previous = getattr(_dropout_seed, "state", None)
-    _dropout_seed.state = {"seed": seed, "calls": 0}
+    _dropout_seed.state = None if seed is None else {"seed": seed, "calls": 0}
     try:
         yield
     finally:
@@ -45,7 +46,7 @@ def run_block(block, inputs, *args, training=False, recompute=False, **kwargs):
     """``block(inputs, *args, training=training, **kwargs)``, recomputed in the backward pass when
     ``recompute`` (and training).
 
-    In training, the block's `Dropout` layers draw their masks from one seed drawn here from
+    In training, the block's `Dropout` layers (if any) draw their masks from one seed drawn here from
     TensorFlow's global random state (so `tf.keras.utils.set_random_seed` repeats them), with or
     without ``recompute``: the recomputation replays the forward pass's masks, and a
     checkpointed step computes the same gradients as a plain one. The recomputation also runs
@@ -57,7 +58,8 @@ def run_block(block, inputs, *args, training=False, recompute=False, **kwargs):
     """
     if not training:
         return block(inputs, *args, training=training, **kwargs)
-    seed = tf.random.uniform([2], maxval=tf.int32.max, dtype=tf.int32)
+    with_dropout = any(isinstance(layer, Dropout) and layer.rate > 0 for layer in block.submodules)
+    seed = tf.random.uniform([2], maxval=tf.int32.max, dtype=tf.int32) if with_dropout else None
     if not recompute or not block.built:  # the first call builds the weights outside the recomputation
         with seeded_dropout(seed):
             return block(inputs, *args, training=True, **kwargs)
