@@ -20,11 +20,20 @@ fp32 matmul GFLOP/s, the thread settings and the load average.
     python benchmarks/train_step.py                         # both models, fp32 and xla (CPU)
     python benchmarks/train_step.py --models mb_melgan --variants fp32 xla mixed --steps 20
     python benchmarks/train_step.py --models mb_melgan --profile 3   # + ms per op type
+
+`--gradient-checkpointing` trains with `gradient_checkpointing: true`. `--memory` prints the
+peak memory of FastSpeech2 fp32 training with and without it, each run in its own process
+(the peak of GPU:0 where a GPU is visible, else the process's peak RSS, which includes
+TensorFlow itself):
+
+    python benchmarks/train_step.py --memory --frames 1000 --tokens 200   # batch 16 x 1,000 frames
 """
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,6 +91,7 @@ def trainer_overrides(args, variant, total_steps, outdir):
         "save_weights_h5": False,
         "jit_compile": "xla" in variant,
         "outdir": str(outdir),
+        "gradient_checkpointing": args.gradient_checkpointing,
     }
     if args.profile:  # trace the last `--profile` timed steps
         overrides["profile_steps"] = [total_steps - args.profile + 1, total_steps]
@@ -149,12 +159,37 @@ def summarise(trainer, warmup):
         "fastest_step_s": round(min(timed), 4),
         "input_wait_share": round(sum(waits) / sum(timed), 4),
         "timed_steps": len(timed),
+        "peak_memory_mb": round(peak_memory_bytes() / 2**20, 1),
     }
     if trainer.config.profile_steps:
         first, last = trainer.config.profile_steps
         ops = op_types_of_trace(Path(trainer.config.outdir) / "plugins" / "profile", last - first + 1)
         timing["op_ms_per_step"] = {name: round(ms, 1) for name, ms in list(ops.items())[:15]}
     return timing
+
+
+def peak_memory_bytes():
+    """Peak GPU:0 memory since the process started where a GPU is visible, else the peak RSS."""
+    if tf.config.list_physical_devices("GPU"):
+        return tf.config.experimental.get_memory_info("GPU:0")["peak"]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def compare_memory(argv, args):
+    """FastSpeech2 fp32 without and with gradient checkpointing, each in a fresh process (peaks only grow)."""
+    passed = [arg for arg in (argv if argv is not None else sys.argv[1:]) if arg != "--memory"]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="tts_train_memory_") as workdir:
+        for checkpointing in (False, True):
+            report = Path(workdir) / f"checkpointing_{checkpointing}.json"
+            command = [sys.executable, __file__, *passed, "--models", "fastspeech2", "--variants", "fp32", "--json", str(report)]
+            subprocess.run(command + (["--gradient-checkpointing"] if checkpointing else []), check=True, stdout=subprocess.DEVNULL)
+            timing = json.loads(report.read_text())["results"]["fastspeech2/fp32"]
+            results[f"gradient_checkpointing={str(checkpointing).lower()}"] = timing
+            print(f"fastspeech2 fp32 batch {args.fastspeech2_batch} x {args.frames} frames, gradient_checkpointing: "
+                  f"{str(checkpointing).lower():5s}: peak memory {timing['peak_memory_mb']:8.1f} MiB, "
+                  f"median {timing['median_step_s'] * 1000:.1f} ms/step", flush=True)
+    return finish({"memory": results}, args.json)
 
 
 def main(argv=None):
@@ -175,8 +210,13 @@ def main(argv=None):
                         help="time the adversarial step (generator + discriminator) instead of pre-training")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
                         help="trace the last STEPS timed steps and print ms per op type")
+    parser.add_argument("--gradient-checkpointing", action="store_true", help="train with gradient_checkpointing: true")
+    parser.add_argument("--memory", action="store_true",
+                        help="peak memory of FastSpeech2 fp32 without and with gradient checkpointing")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
+    if args.memory:
+        return compare_memory(argv, args)
     if args.profile > args.steps:
         parser.error("--profile cannot trace more steps than --steps")
     has_gpu = bool(tf.config.list_physical_devices("GPU"))

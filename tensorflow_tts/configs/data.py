@@ -41,6 +41,9 @@ class AcousticDataConfig(BaseConfig):
     max_duration_fix_frames: typing.Optional[int] = None
     eval_batch_size: typing.Optional[int] = None  # per replica; null = batch_size
     num_workers: typing.Optional[int] = None  # threads of the input pipeline; null = one per core
+    # Seeds initialisation, dropout, shuffling and cropping (--seed overrides it); null: the
+    # weights and dropout are unseeded and shuffling uses seed 0.
+    seed: typing.Optional[int] = None
 
     def __post_init__(self):
         if self.format != "npy":

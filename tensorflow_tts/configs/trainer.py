@@ -35,6 +35,9 @@ class TrainerConfig(BaseConfig):
     # trace of those updates, written under outdir/plugins/profile for TensorBoard's profile tab
     mixed_precision_policy: typing.Optional[str] = None  # with is_mixed_precision: None = auto
     # (mixed_float16 on GPU, mixed_bfloat16 on CPU); or force "mixed_float16"/"mixed_bfloat16"
+    gradient_checkpointing: bool = False  # recompute the activations of the FFT blocks, Tacotron2
+    # encoder/postnet units and vocoder residual stacks in the backward pass: less memory, more compute
+    deterministic: bool = False  # with a seed: TensorFlow's op determinism, so a rerun gives the same weights
 
     def __post_init__(self):
         for name in ("train_max_steps", "log_interval_steps", "eval_interval_steps", "save_interval_steps"):

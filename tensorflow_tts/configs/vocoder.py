@@ -94,7 +94,7 @@ log10-mel L1 loss (new, off in the published recipes); feature matching is on
     allow_cache: bool = True  # keep the decoded dump in memory after the first epoch
     cache_max_ram_fraction: float = 0.5  # allow_cache refuses a split estimated above this share of RAM
     is_shuffle: bool = True  # reshuffle the training utterances every epoch
-    seed: int = 42  # shuffling and segment positions
+    seed: int = 42  # initialisation, dropout, shuffling and segment positions (--seed overrides it)
     num_workers: typing.Optional[int] = None  # threads of the input pipeline; null = one per core
     # --- optimizers (see optimizers.factory.OptimizerConfig; `lr` of 1.8 MelGAN files is accepted)
     generator_optimizer_params: dict = dataclasses.field(default_factory=dict)

@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.checkpointing import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
@@ -27,7 +28,7 @@ class MultiHeadSelfAttention(HyperParameterConfig, tf.keras.layers.Layer):
         self.key = tf.keras.layers.Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="key")
         self.value = tf.keras.layers.Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="value")
         self.output_dense = tf.keras.layers.Dense(hidden_size, kernel_initializer=truncated_normal(initializer_range), name="output")
-        self.dropout = tf.keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
 
     def _split_heads(self, x, batch_size):
         """(B, T, heads * head_size) -> (B, heads, T, head_size)."""

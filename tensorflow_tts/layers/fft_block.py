@@ -5,6 +5,7 @@ import math
 import tensorflow as tf
 
 from tensorflow_tts.layers.attention import MultiHeadSelfAttention
+from tensorflow_tts.layers.checkpointing import Dropout, run_block
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
@@ -79,7 +80,7 @@ class FFTBlock(HyperParameterConfig, tf.keras.layers.Layer):
         self.self_attention = MultiHeadSelfAttention(
             hidden_size, num_heads, head_size, attention_dropout_rate, initializer_range, name="self_attention"
         )
-        self.attention_dropout = tf.keras.layers.Dropout(hidden_dropout_rate)
+        self.attention_dropout = Dropout(hidden_dropout_rate)
         self.attention_norm = tf.keras.layers.LayerNormalization(epsilon=layer_norm_eps, name="attention_norm")
         self.feed_forward_in = tf.keras.layers.Conv1D(
             intermediate_size, kernel_size, padding="same", kernel_initializer=truncated_normal(initializer_range), name="feed_forward_in"
@@ -88,7 +89,7 @@ class FFTBlock(HyperParameterConfig, tf.keras.layers.Layer):
             hidden_size, kernel_size, padding="same", kernel_initializer=truncated_normal(initializer_range), name="feed_forward_out"
         )
         self.activation_fn = get_activation(activation)
-        self.feed_forward_dropout = tf.keras.layers.Dropout(hidden_dropout_rate)
+        self.feed_forward_dropout = Dropout(hidden_dropout_rate)
         self.output_norm = tf.keras.layers.LayerNormalization(epsilon=layer_norm_eps, name="output_norm")
 
     def call(self, hidden_states, mask, training=False, return_attention=False):
@@ -111,7 +112,13 @@ class FFTBlock(HyperParameterConfig, tf.keras.layers.Layer):
 
 
 class FFTStack(tf.keras.layers.Layer):
-    """``num_layers`` FFT blocks in sequence (a FastSpeech encoder or decoder body)."""
+    """``num_layers`` FFT blocks in sequence (a FastSpeech encoder or decoder body).
+
+    With ``gradient_checkpointing``, training recomputes each block's activations in the
+    backward pass (`layers.checkpointing`).
+    """
+
+    gradient_checkpointing = False
 
     def __init__(self, num_layers, name=None, dtype=None, **block_kwargs):
         """``block_kwargs`` are FFTBlock's arguments, shared by every block."""
@@ -123,7 +130,7 @@ class FFTStack(tf.keras.layers.Layer):
     def call(self, hidden_states, mask, training=False):
         """hidden_states (B, T, hidden_size), mask (B, T) bool -> (B, T, hidden_size)."""
         for block in self.blocks:
-            hidden_states = block(hidden_states, mask, training=training)
+            hidden_states = run_block(block, hidden_states, mask, training=training, recompute=self.gradient_checkpointing)
         return hidden_states
 
     def get_config(self):

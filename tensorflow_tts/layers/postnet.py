@@ -9,6 +9,7 @@ its numerics (initialiser, plain against synchronised batch norm, output width, 
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.checkpointing import Dropout, run_block
 from tensorflow_tts.layers.embeddings import truncated_normal
 
 
@@ -86,7 +87,7 @@ class ConvBatchNorm(tf.keras.layers.Layer):
         # variance of plain batch norm. The postnet amplifies that rounding difference to
         # ~1e-5 with a 20-frame batch, so we compute it the same way.
         self.batch_norm = tf.keras.layers.BatchNormalization(axis=-1, synchronized=True, name="batch_norm")
-        self.dropout = tf.keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
         self._activation_fn = keras_activation(activation)
 
     def call(self, inputs, step_mask=None, training=False):
@@ -113,7 +114,13 @@ class ConvBatchNorm(tf.keras.layers.Layer):
 
 
 class Tacotron2Postnet(tf.keras.layers.Layer):
-    """``n_conv_postnet`` x ConvBatchNorm (tanh, the last one linear), all ``postnet_conv_filters`` wide."""
+    """``n_conv_postnet`` x ConvBatchNorm (tanh, the last one linear), all ``postnet_conv_filters`` wide.
+
+    With ``gradient_checkpointing``, training recomputes each unit's activations in the
+    backward pass (`layers.checkpointing`).
+    """
+
+    gradient_checkpointing = False
 
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
@@ -134,7 +141,7 @@ class Tacotron2Postnet(tf.keras.layers.Layer):
         """mels (B, F, n_mels), step_mask optional (B, F) bool -> (B, F, postnet_conv_filters)."""
         outputs = mels
         for conv in self.convs:
-            outputs = conv(outputs, step_mask=step_mask, training=training)
+            outputs = run_block(conv, outputs, step_mask, training=training, recompute=self.gradient_checkpointing)
         return outputs
 
     def get_config(self):

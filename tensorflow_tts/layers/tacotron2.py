@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.checkpointing import run_block
 from tensorflow_tts.layers.embeddings import TokenEmbedding, truncated_normal
 from tensorflow_tts.layers.location_attention import (
     LocationSensitiveAttention,
@@ -18,7 +19,13 @@ from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
 
 
 class Tacotron2Encoder(tf.keras.layers.Layer):
-    """Token (+ speaker) embeddings, layer norm, conv stack, BiLSTM (+ speaker features)."""
+    """Token (+ speaker) embeddings, layer norm, conv stack, BiLSTM (+ speaker features).
+
+    With ``gradient_checkpointing``, training recomputes the activations of each conv unit
+    and of the BiLSTM in the backward pass (`layers.checkpointing`).
+    """
+
+    gradient_checkpointing = False
 
     def __init__(self, config, **kwargs):
         super().__init__(**kwargs)
@@ -68,9 +75,10 @@ class Tacotron2Encoder(tf.keras.layers.Layer):
             speaker_ids = tf.cast(speaker_ids, tf.int32)
             hidden += tf.math.softplus(self.speaker_projection(self.speaker_embeddings(speaker_ids)))[:, tf.newaxis]
         hidden = self.dropout(self.layer_norm(hidden), training=training)
+        recompute = self.gradient_checkpointing
         for conv in self.convs:
-            hidden = conv(hidden, step_mask=input_mask, training=training)
-        outputs = self.bilstm(hidden, mask=input_mask, training=training)
+            hidden = run_block(conv, hidden, input_mask, training=training, recompute=recompute)
+        outputs = run_block(self.bilstm, hidden, training=training, recompute=recompute, mask=input_mask)
         if self.config.n_speakers > 1:
             features = self.output_speaker_projection(self.output_speaker_embeddings(speaker_ids))
             outputs += tf.math.softplus(features)[:, tf.newaxis]

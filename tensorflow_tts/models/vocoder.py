@@ -6,6 +6,7 @@ import re
 import h5py
 import tensorflow as tf
 
+from tensorflow_tts.layers.checkpointing import run_block
 from tensorflow_tts.layers.residual_stack import (
     TFReflectionPad1d,
     make_activation,
@@ -75,6 +76,9 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
 
     Subclasses set ``config_class``, build their layers in ``__init__``, implement
     ``call`` and ``legacy_rules`` (how TensorFlowTTS 1.8 named their weights).
+
+    With ``gradient_checkpointing``, training recomputes the activations of each residual
+    stack / MRF block in the backward pass (`layers.checkpointing`).
     """
 
     config_class = None
@@ -82,6 +86,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
     # An h5 with a top-level group of this name was written by TensorFlowTTS 1.8: the old
     # MelGAN/HiFi-GAN generators kept every layer in one Keras Sequential.
     legacy_group = r"sequential(_\d+)?"
+    gradient_checkpointing = False
 
     def __init__(self, config=None, **kwargs):
         kwargs.setdefault("name", self.default_name)
@@ -124,7 +129,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
         for upsample, stage in zip(self.upsamples, self.stages):
             x = upsample(self.activation(x))
             for block in stage:
-                x = block(x, training=training)
+                x = run_block(block, x, training=training, recompute=self.gradient_checkpointing)
         x = self.last_conv(self.last_pad(self.activation(x)))
         if self.config.use_final_nolinear_activation:
             x = tf.math.tanh(x)

@@ -33,6 +33,7 @@ from tensorflow_tts.dump.statistics import load_mel_statistics, read_stats
 from tensorflow_tts.optimizers import pop_optimizer_params
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
 from tensorflow_tts.utils.checkpoints import restore_weights  # noqa: F401  (used by the recipes)
+from tensorflow_tts.utils.seeding import seed_everything
 
 logger = logging.getLogger("tensorflow_tts.recipe")
 
@@ -154,6 +155,18 @@ def size_speakers(values, model_type, dump_dir, source):
         )
 
 
+def seed_run(recipe, seed=None):
+    """Seed the process from the recipe's `seed` key, or from ``seed`` (--seed) when given, which
+    is then also what config.yml records; op determinism with `deterministic: true`.
+
+    Call before building datasets and models. Raises ValueError for determinism without a seed.
+    """
+    if seed is not None:
+        recipe.data_config.seed = seed
+        recipe.values["seed"] = seed
+    seed_everything(recipe.data_config.seed, recipe.trainer_config.deterministic)
+
+
 def eval_griffin_lim(recipe, preprocess_config_path, dump_dir, mel_stats_path, *, use_norm, num_mels):
     """The TFGriffinLim that turns the dump's mels back into audio, for ``use_griffin``.
 
@@ -243,6 +256,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
     global_batch = per_replica * num_replicas
     max_batch = data_config.max_batch_size * num_replicas if data_config.max_batch_size else None
     shuffle = training and data_config.is_shuffle
+    seed = 0 if data_config.seed is None else data_config.seed
     if not training or data_config.batching == "padded":
         batches = dataset.create(
             batch_size=global_batch,
@@ -250,6 +264,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             num_replicas=num_replicas,
             drop_remainder=training and len(dataset) >= global_batch,
             shuffle=shuffle,
+            seed=seed,
         )
     elif data_config.batching == "bucket":
         batches = dataset.create(
@@ -259,6 +274,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             max_batch_size=max_batch,
             num_replicas=num_replicas,
             shuffle=shuffle,
+            seed=seed,
         )
     else:
         batches = dataset.create(
@@ -268,6 +284,7 @@ def build_dataset(split_dir, data_config, *, use_norm, with_durations, n_speaker
             num_replicas=num_replicas,
             drop_remainder=True,
             shuffle=shuffle,
+            seed=seed,
         )
     if data_config.use_fixed_shapes:
         batches = pad_to_lengths(batches, dataset.longest_lengths(), dataset.padding_values)
@@ -353,6 +370,7 @@ def training_parser(description, config_help, extra_flags=None):
     parser.add_argument("--resume", default="", help="checkpoint (ckpt-N or folder) to continue from")
     parser.add_argument("--pretrained", default="", help="weights to start from (.h5, also 1.8's, or checkpoint)")
     parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2))
+    parser.add_argument("--seed", type=int, default=None, help="overrides the YAML's seed (see seed_run)")
     if extra_flags is not None:
         extra_flags(parser)
     return parser

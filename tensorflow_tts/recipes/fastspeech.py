@@ -83,6 +83,7 @@ def train_main(argv=None):
     try:
         dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
         recipe = recipe_lib.load_recipe(args.config, "fastspeech", outdir=args.outdir, dump_dir=dump_dir)
+        recipe_lib.seed_run(recipe, args.seed)
         if recipe.use_griffin:
             logger.warning(
                 "%s: use_griffin is ignored here; only train_fastspeech2.py writes Griffin-Lim audio "

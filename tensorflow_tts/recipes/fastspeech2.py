@@ -231,6 +231,7 @@ def train_main(argv=None):
     try:
         dump_dir, train_split = recipe_lib.split_dir_parts(args.train_dir)
         recipe = recipe_lib.load_recipe(args.config, "fastspeech2", outdir=args.outdir, dump_dir=dump_dir)
+        recipe_lib.seed_run(recipe, args.seed)
         f0_stats = recipe_lib.stats_or_default(args.f0_stat, dump_dir, "stats_f0.npy")
         energy_stats = recipe_lib.stats_or_default(args.energy_stat, dump_dir, "stats_energy.npy")
         use_aligner = recipe.aligner_config.enabled

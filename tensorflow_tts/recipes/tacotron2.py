@@ -276,6 +276,7 @@ def parse_args(argv=None):
 def prepare(args, strategy, trainer_cls=Tacotron2Trainer):
     """(trainer, train batches, valid batches) from parsed flags; raises ConfigError/DumpCheckError."""
     recipe = load_recipe(args.config, outdir=args.outdir)
+    acoustic.seed_run(recipe, args.seed)
     train_batches, valid_batches, _ = build_datasets(
         recipe, args.train_dir, args.dev_dir, args.use_norm, strategy.num_replicas_in_sync
     )

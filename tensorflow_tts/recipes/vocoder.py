@@ -38,6 +38,7 @@ from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
 from tensorflow_tts.utils.checkpoints import restore_weights
 from tensorflow_tts.utils.logs import setup_logging  # noqa: F401  (re-exported for the scripts)
+from tensorflow_tts.utils.seeding import seed_everything
 
 logger = logging.getLogger(__name__)
 
@@ -275,6 +276,7 @@ def build_train_parser(description):
     parser.add_argument("--generator_mixed_precision", type=int_flag, nargs="?", const=1, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--discriminator_mixed_precision", type=int_flag, nargs="?", const=1, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", type=int, default=1, choices=(0, 1, 2), help="0 warnings, 1 info, 2 debug")
+    parser.add_argument("--seed", type=int, default=None, help="overrides the YAML's seed (initialisation, shuffling, segments)")
     return parser
 
 
@@ -354,6 +356,9 @@ def run_vocoder_training(args, model_types=None, trainer_class=VocoderGanTrainer
     """
     values, model_values, trainer_config, vocoder_config = load_recipe(args.config, model_types)
     trainer_config.outdir = str(args.outdir)
+    if args.seed is not None:
+        vocoder_config.seed = values["seed"] = args.seed
+    seed_everything(vocoder_config.seed, trainer_config.deterministic)
     os.makedirs(args.outdir, exist_ok=True)
     with open(os.path.join(args.outdir, "config.yml"), "w", encoding="utf-8") as stream:
         yaml.safe_dump({**values, "use_norm": bool(args.use_norm)}, stream, sort_keys=False)

@@ -203,6 +203,8 @@ class BaseTrainer:
                     "(call it once on a dummy batch) before compile()"
                 )
         group.variables = self._filter_variables(group)
+        if self.config.gradient_checkpointing:
+            _switch_on_gradient_checkpointing(group.models)
         self._groups.append(group)
         return group
 
@@ -813,3 +815,16 @@ class _Window:
 
     def elapsed(self):
         return time.perf_counter() - self._start
+
+
+def _switch_on_gradient_checkpointing(models):
+    """Set ``gradient_checkpointing`` on every layer of ``models`` ({name: model}) that has it.
+
+    The trainer imports no model: the layers that can recompute their blocks
+    (tensorflow_tts.layers.checkpointing) are found by that attribute.
+    """
+    for name, model in models.items():
+        layers = [layer for layer in (model, *model.submodules) if hasattr(layer, "gradient_checkpointing")]
+        for layer in layers:
+            layer.gradient_checkpointing = True
+        logger.info("gradient_checkpointing: %s recomputes the activations of %d layer(s)", name, len(layers))
