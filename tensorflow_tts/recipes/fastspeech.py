@@ -67,6 +67,23 @@ class FastSpeechTrainer(Seq2SeqBasedTrainer):
         }
 
 
+def check_position_table(dataset, config):
+    """Training keeps to the position table: raise ValueError naming the longest utterance of
+    ``dataset`` (an AcousticDataset) when its mel has more frames than ``max_position_embeddings``.
+
+    Inference computes positions beyond the table, so a long synthesis works; a model is
+    trained only on positions its config declares.
+    """
+    longest = int(np.argmax(dataset.mel_lengths))
+    frames = int(dataset.mel_lengths[longest])
+    if frames > config.max_position_embeddings:
+        raise ValueError(
+            f"{dataset.split_dir}: utterance {dataset.utt_ids[longest]} has {frames} mel frames, more than "
+            f"max_position_embeddings ({config.max_position_embeddings}); raise max_position_embeddings or set "
+            "max_mel_length to leave longer utterances out"
+        )
+
+
 def parse_args(argv=None):
     """The training flags (`recipes.acoustic.training_parser`'s; FastSpeech adds none)."""
     parser = recipe_lib.training_parser("Train FastSpeech (TensorFlowTTS flags).", "examples/fastspeech/conf/*.yaml")
@@ -94,7 +111,7 @@ def train_main(argv=None):
                 f"{dump_dir / train_split / 'durations'}: FastSpeech needs durations in the dump; write them "
                 "with examples/fastspeech2/extract_durations.py (or tensorflow-tts-textgrid-to-durations)"
             )
-        train_batches, valid_batches, _ = recipe_lib.build_train_valid(
+        train_batches, valid_batches, train_dataset = recipe_lib.build_train_valid(
             args.train_dir,
             args.dev_dir,
             recipe.data_config,
@@ -105,6 +122,7 @@ def train_main(argv=None):
             vocab_size=recipe.model_config.vocab_size,
             num_replicas=strategy.num_replicas_in_sync,
         )
+        check_position_table(train_dataset, recipe.model_config)
     except (ConfigError, DumpCheckError, ValueError, FileNotFoundError) as error:
         logger.error("%s", error)
         return 2
