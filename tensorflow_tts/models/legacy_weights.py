@@ -16,6 +16,8 @@ from typing import Callable, Sequence
 import h5py
 import numpy as np
 
+from tensorflow_tts.models.weight_files import WeightFileError, check_weight_file
+
 logger = logging.getLogger(__name__)
 
 # Our own save_pretrained marks its files with this root attribute.
@@ -26,7 +28,7 @@ OWN_FORMAT_ATTRIBUTE = "tensorflow_tts_format"
 _COUNTER = re.compile(r"(?<=[A-Za-z0-9])_\d+(?=/|$)")
 
 
-class LegacyWeightsError(ValueError):
+class LegacyWeightsError(WeightFileError):
     """An old weight file that does not fit the model it is loaded into."""
 
 
@@ -187,8 +189,11 @@ class LegacyWeightsMixin:
 
         For an old file, every tensor must find its weight and every weight its tensor
         unless ``allow_partial``; otherwise `LegacyWeightsError` names what is missing,
-        unexpected or mis-shaped. Returns the `LoadReport` for an old file.
+        unexpected or mis-shaped; a file of another model family (an aligner-N.h5 given to
+        FastSpeech2, a vocoder's file given to an acoustic model) is refused in one line
+        (`weight_files.WeightFileError`). Returns the `LoadReport` for an old file.
         """
+        check_weight_file(self, filepath)
         if not is_legacy_h5(filepath):
             return super().load_weights(filepath, *args, **kwargs)
         if not self.built:

@@ -345,3 +345,14 @@ def read_utterances(rootdir, num_samples, config):
             raise ConfigError(f"{utt_id}: speaker id {speaker} outside [0, {config.n_speakers}) (n_speakers of the config)")
         utterances.append((utt_id, ids, speaker))
     return utterances
+
+
+def finite_or_warn(values, utt_id, what="mel"):
+    """True when every value is finite; else log one line naming the utterance (it is skipped, not written)."""
+    bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+    if bad:
+        logging.getLogger("tensorflow_tts.decode").warning(
+            "%s: the predicted %s has %d NaN or inf values (non-finite weights?); skipped, nothing written",
+            utt_id, what, bad,
+        )
+    return not bad

@@ -169,13 +169,12 @@ def decode_main(argv=None, model_type="fastspeech"):
     try:
         recipe = recipe_lib.load_recipe(args.config, model_type)
         utterances = recipe_lib.read_utterances(args.rootdir, args.num_samples, recipe.model_config)
-    except (ConfigError, FileNotFoundError) as error:
+        model = MODEL_CLASSES[model_type](config=recipe.model_config, name=model_type)
+        model.build_once()
+        recipe_lib.restore_weights({"model": model}, args.checkpoint)
+    except (ConfigError, FileNotFoundError, ValueError) as error:  # ValueError: another model's weights
         decode_logger.error("%s", error)
         return 2
-    config = recipe.model_config
-    model = MODEL_CLASSES[model_type](config=config, name=model_type)
-    model.build_once()
-    recipe_lib.restore_weights({"model": model}, args.checkpoint)
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     mel_kind = layout.mel_kind(args.use_norm)
@@ -198,6 +197,8 @@ def decode_main(argv=None, model_type="fastspeech"):
         for row, (utt_id, _, _) in enumerate(batch_ids):
             length = int(durations[row].sum())
             mel = mel_after[row, :length].astype(np.float32)
+            if not recipe_lib.finite_or_warn(mel, utt_id):
+                continue
             np.save(outdir / f"{utt_id}{mel_kind.file_suffix}", mel, allow_pickle=False)
             reference_path = mel_kind.path(rootdir, utt_id)
             reference = np.load(reference_path) if reference_path.is_file() else None
@@ -206,5 +207,5 @@ def decode_main(argv=None, model_type="fastspeech"):
             else:
                 plot_mel_comparison(mel, reference, title=utt_id).savefig(outdir / f"{utt_id}.png")
             written += 1
-    decode_logger.info("wrote %d mel(s) and plot(s) to %s", written, outdir)
+    decode_logger.info("wrote %d mel(s) and plot(s) to %s (%d skipped)", written, outdir, len(utterances) - written)
     return 0
