@@ -76,20 +76,20 @@ class PositionEmbedding(tf.keras.layers.Layer):
         self.max_positions = max_positions
         self._table = sinusoidal_table(max_positions, self.hidden_size)
 
-    def _rows_beyond_table(self, last_position):
-        """Rows for positions max_positions + 1 .. last_position (none when it is inside the table)."""
-        positions = tf.range(self.max_positions + 1, tf.maximum(last_position, self.max_positions) + 1)
+    def _computed(self, position_ids):
+        """position_ids (B, T) int32 -> (B, T, hidden_size): the sinusoids computed in float32."""
         pair_index = np.arange(self.hidden_size) // 2
         frequencies = tf.constant(np.power(10000.0, -2.0 * pair_index / self.hidden_size), tf.float32)
-        angles = tf.cast(positions, tf.float32)[:, tf.newaxis] * frequencies[tf.newaxis, :]
-        even_columns = tf.constant(np.arange(self.hidden_size) % 2 == 0)
-        return tf.where(even_columns[tf.newaxis, :], tf.sin(angles), tf.cos(angles))
+        angles = tf.cast(position_ids, tf.float32)[:, :, tf.newaxis] * frequencies
+        return tf.where(tf.constant(np.arange(self.hidden_size) % 2 == 0), tf.sin(angles), tf.cos(angles))
 
     def call(self, position_ids):
         """position_ids (B, T) int, 1-based, 0 for padding -> (B, T, hidden_size)."""
         position_ids = tf.cast(position_ids, tf.int32)
-        table = tf.concat([tf.constant(self._table), self._rows_beyond_table(tf.reduce_max(position_ids))], axis=0)
-        return tf.cast(tf.gather(table, position_ids), self.compute_dtype)
+        # Static shapes only (no table grown to the longest position), so XLA and TFLite take it too.
+        stored = tf.gather(tf.constant(self._table), tf.minimum(position_ids, self.max_positions))
+        in_table = (position_ids <= self.max_positions)[:, :, tf.newaxis]
+        return tf.cast(tf.where(in_table, stored, self._computed(position_ids)), self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import h5py
 import numpy as np
 
-from tensorflow_tts.models.weight_files import WeightFileError, check_weight_file
+from tensorflow_tts.models.weight_files import WeightFileError, attribute_text, check_weight_file
 
 logger = logging.getLogger(__name__)
 
@@ -54,19 +54,15 @@ def is_legacy_h5(path):
         return False
 
 
-def _decode(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
 def read_legacy_h5(path):
     """Every tensor of an old weight file, in the order Keras would load them."""
     weights = []
     with h5py.File(path, "r") as h5:
         if "layer_names" not in h5.attrs:
             raise LegacyWeightsError(f"{path}: not a Keras HDF5 weight file (no 'layer_names' attribute)")
-        for layer_name in map(_decode, h5.attrs["layer_names"]):
+        for layer_name in map(attribute_text, h5.attrs["layer_names"]):
             group = h5[layer_name]
-            for weight_name in map(_decode, group.attrs.get("weight_names", [])):
+            for weight_name in map(attribute_text, group.attrs.get("weight_names", [])):
                 weights.append(
                     LegacyWeight(
                         path=f"{layer_name}/{weight_name}",

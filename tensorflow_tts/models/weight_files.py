@@ -25,7 +25,7 @@ FAMILIES = (
     (r"multi_hifigan_resblock_\._\d+", "generator", "HiFi-GAN generator"),
     (r"first_conv", "generator", "MelGAN generator"),
     (r"sequential(_\d+)?", "generator", "vocoder generator (TensorFlowTTS 1.8)"),
-    (r"first_convolution", "parallel_wavegan", "Parallel WaveGAN generator"),
+    (r"first_convolution", "generator", "Parallel WaveGAN generator"),
     (r"(melgan_discriminator_scale|hifigan_period_discriminator)_\._\d+", "discriminator", "GAN discriminator"),
 )
 
@@ -34,7 +34,8 @@ class WeightFileError(ValueError):
     """A weight file that does not fit the model it is loaded into; the message says what it holds."""
 
 
-def _text(value):
+def attribute_text(value):
+    """An HDF5 name attribute (bytes or str) as str."""
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
@@ -52,8 +53,8 @@ def read_contents(path):
         with h5py.File(path, "r") as h5:
             if "layer_names" not in h5.attrs:
                 return None
-            groups = [_text(name) for name in h5.attrs["layer_names"]]
-            tensors = [_text(name) for group in groups for name in h5[group].attrs.get("weight_names", [])]
+            groups = [attribute_text(name) for name in h5.attrs["layer_names"]]
+            tensors = [attribute_text(name) for group in groups for name in h5[group].attrs.get("weight_names", [])]
     except OSError:
         return None
     return groups, tensors
