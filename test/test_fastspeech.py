@@ -8,6 +8,7 @@ import tensorflow_tts  # noqa: F401  (selects Keras 2 before tensorflow is impor
 import tensorflow as tf  # noqa: E402
 
 from tensorflow_tts.configs import ConfigError, FastSpeech2Config, FastSpeechConfig  # noqa: E402
+from tensorflow_tts.layers.embeddings import PositionEmbedding, sinusoidal_table  # noqa: E402
 from tensorflow_tts.layers.length_regulator import LengthRegulator  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech, TFFastSpeech2  # noqa: E402
 from helpers.tiny import about_three_frames_per_token
@@ -248,24 +249,31 @@ def test_a_single_speaker_model_ignores_speaker_ids():
 
 
 # ---------------------------------------------------------------------------- positions
-def test_resize_positional_embeddings_allows_longer_inputs():
+def test_positions_beyond_the_table_are_computed_at_inference():
+    """A 12-token input through a table of 8 positions: the rows beyond are the same sinusoids."""
     model = tiny_fastspeech(max_position_embeddings=8)
+    long_ids = np.arange(1, 13, dtype=np.int32)[np.newaxis]
+    beyond = model.inference(long_ids, SPEAKERS[:1], np.ones([1], np.float32))
+    assert beyond[0].shape[1] == int(beyond[2].numpy().sum()) > 12
     short = model.inference(INPUT_IDS[:1, :2], SPEAKERS[:1], np.ones([1], np.float32))
-    long_ids = np.arange(1, 13, dtype=np.int32)[np.newaxis]  # 12 tokens > 8 positions
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        model.inference(long_ids, SPEAKERS[:1], np.ones([1], np.float32))
     weights_before = [w.numpy() for w in model.weights]
 
     model.resize_positional_embeddings(64)
 
     assert model.config.max_position_embeddings == 64
-    mel = model.inference(long_ids, SPEAKERS[:1], np.ones([1], np.float32))[0]
-    assert mel.shape[0] == 1 and mel.shape[1] > 12
-    # Weights and the first rows of the tables are unchanged, so short inputs are too.
     for before, after in zip(weights_before, model.weights):
         np.testing.assert_array_equal(before, after.numpy())
-    again = model.inference(INPUT_IDS[:1, :2], SPEAKERS[:1], np.ones([1], np.float32))
-    np.testing.assert_array_equal(short[0], again[0])
+    # Short inputs read the same table rows; long ones now read rows the table holds.
+    np.testing.assert_array_equal(short[0], model.inference(INPUT_IDS[:1, :2], SPEAKERS[:1], np.ones([1], np.float32))[0])
+    within = model.inference(long_ids, SPEAKERS[:1], np.ones([1], np.float32))
+    np.testing.assert_allclose(within[0], beyond[0], atol=1e-4)
+
+
+def test_position_rows_beyond_the_table_match_the_sinusoidal_formula():
+    layer = PositionEmbedding(8, 6)
+    positions = np.arange(0, 41, dtype=np.int32)[np.newaxis]
+    np.testing.assert_allclose(layer(positions)[0], sinusoidal_table(40, 6), atol=1e-5)
+    np.testing.assert_array_equal(layer(positions[:, :9])[0], sinusoidal_table(8, 6))  # the stored rows, exactly
 
 
 def test_config_round_trip_through_keras():

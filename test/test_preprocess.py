@@ -183,8 +183,8 @@ def test_rerunning_into_a_dump_removes_stale_utterances(dump, small_corpus, tmp_
 # --- bad input ---------------------------------------------------------------------------------
 
 BROKEN_SKIPPED = {
-    "metadata.csv line 11": "empty text",
-    "metadata.csv line 12": "expected 3 fields separated by '|', got 1",
+    "metadata.csv line 11 (empty-text)": "empty text",
+    "metadata.csv line 12 (few-fields)": "expected 3 fields separated by '|', got 1",
     "metadata.csv line 13": "utterance id '../x' is not a plain file name",
     "missing-wav": "file not found",
     "zero-length": "zero-length audio",

@@ -84,7 +84,11 @@ def test_corpus_with_bom_crlf_and_bad_lines_keeps_the_good_lines_and_lists_the_r
         processor = LJSpeechProcessor(data_dir=str(tmp_path))
     assert [Path(wav).stem for _, wav, _ in processor.items] == ["good-1", "good-2"]
     assert processor.items[0][0] == "Fine."  # no BOM, no "\r"
-    assert [r["item"] for r in processor.rejected] == [f"metadata.csv line {n}" for n in (2, 3, 4, 5, 6)]
+    # A line names its utterance id when it holds a usable one.
+    assert [r["item"] for r in processor.rejected] == [
+        "metadata.csv line 2 (few-fields)", "metadata.csv line 3 (empty-text)",
+        "metadata.csv line 4", "metadata.csv line 5", "metadata.csv line 6",
+    ]
     assert processor.rejected[0]["reason"] == "expected 3 fields separated by '|', got 2"
     assert processor.rejected[1]["reason"] == "empty text"
     assert "metadata.csv line 4" in caplog.text and "'../escape'" in caplog.text
@@ -208,7 +212,7 @@ def test_baker_turns_labels_into_phones_with_prosody_marks_and_erhua(tmp_path):
         "sil h ao3 sil",
     ]
     assert processor.items[0][1] == str(tmp_path / "Wave" / "000001.wav")
-    assert [r["item"] for r in processor.rejected] == ["000001-010000.txt line 5", "000001-010000.txt line 7"]
+    assert [r["item"] for r in processor.rejected] == ["000001-010000.txt line 5 (000003)", "000001-010000.txt line 7 (000004)"]
     assert "not in the pinyin table" in processor.rejected[1]["reason"]
     assert processor.get_one_sample(processor.items[1])["utt_id"] == "000002"
 
@@ -336,5 +340,5 @@ def test_bundled_corpora_read_without_rejections():
 def test_bundled_broken_corpus_rejects_bad_lines_and_keeps_reading():
     processor = LJSpeechProcessor(data_dir=str(CORPUS_DIR / "broken"))
     reasons = {r["item"]: r["reason"] for r in processor.rejected}
-    assert set(reasons) == {"metadata.csv line 11", "metadata.csv line 12", "metadata.csv line 13"}
+    assert set(reasons) == {"metadata.csv line 11 (empty-text)", "metadata.csv line 12 (few-fields)", "metadata.csv line 13"}
     assert "good-01" in {Path(wav).stem for _, wav, _ in processor.items}  # the BOM did not stick to the id

@@ -124,7 +124,8 @@ def synthesis_figures(outdir, stats_path):
         audio = synthesizer.synthesize(SENTENCE)
         timings.append(time.perf_counter() - started)
     sampling_rate = yaml.safe_load(PREPROCESS_CONFIG.read_text())["sampling_rate"]
-    rtf = float(np.median(timings)) / (len(audio) / sampling_rate)
+    # An undertrained voice may predict no frame at all (the synthesizer then warns and returns no audio).
+    rtf = float(np.median(timings)) / (len(audio) / sampling_rate) if len(audio) else float("nan")
 
     from tensorflow_tts.inference import AutoProcessor, TFAutoModel
 
@@ -135,8 +136,8 @@ def synthesis_figures(outdir, stats_path):
     outputs = acoustic.inference(ids, np.zeros([1], np.int32), ones, ones, ones)
     mel = np.asarray(outputs[1])[0]
     np.save(outdir / "synthesis" / "demo_mel.npy", mel)
-    figure = plot_mel_comparison(mel, None, title=SENTENCE)
-    figure.savefig(outdir / "synthesis" / "demo_mel.png")
+    if mel.shape[0]:
+        plot_mel_comparison(mel, None, title=SENTENCE).savefig(outdir / "synthesis" / "demo_mel.png")
     return {"real_time_factor_keras": rtf, "audio_seconds": len(audio) / sampling_rate, "mel_frames": int(mel.shape[0])}
 
 

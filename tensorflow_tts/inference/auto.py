@@ -26,6 +26,7 @@ from tensorflow_tts.models.legacy_weights import is_legacy_h5
 from tensorflow_tts.models.serving import ServableModel
 from tensorflow_tts.models.tacotron2 import TFTacotron2
 from tensorflow_tts.models.vocoder import BaseVocoderGenerator
+from tensorflow_tts.models.weight_files import check_weight_file
 from tensorflow_tts.processor.registry import load_processor
 
 logger = logging.getLogger(__name__)
@@ -185,13 +186,15 @@ def restore_checkpoint(model, prefix, key):
 def load_h5(model, path, allow_partial=False):
     """Load our ``model.h5`` or an old TensorFlowTTS ``.h5`` (detected) into a built model.
 
-    Returns the LoadReport of an old file, None for ours.
+    Returns the LoadReport of an old file, None for ours. A file of another model family
+    raises `WeightFileError` saying in one line what it holds.
     """
     path = str(path)
     if is_legacy_h5(path):
         if not isinstance(model, LEGACY_LOADABLE):
             raise PretrainedError(f"{path}: loading TensorFlowTTS 1.8 weights into {type(model).__name__} is not supported")
         return model.load_weights(path, allow_partial=allow_partial)
+    check_weight_file(model, path)  # another model's file: one line, not Keras' layer count
     try:
         # tf_keras' own HDF5 reader: layers and weights by position, shapes checked.
         tf.keras.Model.load_weights(model, path)

@@ -144,6 +144,7 @@ def load_runner(source, what, num_threads=None):
     )
 
     if not isinstance(source, (str, Path)):  # an in-memory Keras model
+        _check_finite_weights(source, f"{what} {type(source).__name__}")
         try:
             return _KerasRunner(source, model_info(source), source=type(source).__name__)
         except ExportError as error:
@@ -164,7 +165,27 @@ def load_runner(source, what, num_threads=None):
         model, info = load_keras_model(path)
     except ExportError as error:
         raise SynthesisError(f"{what}: {error}") from None
+    _check_finite_weights(model, f"{what} {path}")
     return _KerasRunner(model, info, source=path)
+
+
+def _check_finite_weights(model, label):
+    """Refuse a Keras model whose weights hold NaN or inf (a diverged training run): it can only make noise."""
+    broken = [weight.name for weight in model.weights
+              if weight.dtype.is_floating and not np.all(np.isfinite(weight.numpy()))]
+    if broken:
+        raise SynthesisError(
+            f"{label}: {len(broken)} of its {len(model.weights)} weights hold NaN or inf (first: {broken[0]}); "
+            "training diverged: use an earlier checkpoint"
+        )
+
+
+def _check_finite(values, what, piece):
+    """Refuse NaN or inf in a model's output for `piece`, which would be written as noise or silence."""
+    if not np.all(np.isfinite(values)):
+        raise SynthesisError(
+            f"the {what} made NaN or inf for {piece!r}; its weights are probably not finite (a diverged training run)"
+        )
 
 
 def _auto_processor(source):
@@ -322,7 +343,11 @@ class Synthesizer:
                 f"text is {len(text)} characters, more than the {self.max_chars} one call accepts; "
                 "split it into several calls (or lines of --text-file)"
             )
-        return split_sentences(text, self.piece_chars)
+        pieces = split_sentences(text, self.piece_chars)
+        if len(pieces) > 1:
+            logger.info("%r: %d characters, read sentence by sentence in %d pieces (of at most %d characters)",
+                        text[:40] + "...", len(text), len(pieces), self.piece_chars)
+        return pieces
 
     # ------------------------------------------------------------------ synthesis
     def _encode(self, piece):
@@ -374,15 +399,33 @@ class Synthesizer:
                 return self._run_halves(halves, controls)
             raise SynthesisError(f"the acoustic model failed on {piece!r} ({str(error).splitlines()[0]})") from None
         if self.vocoder is None:
-            return np.asarray(outputs["audio"], np.float32).reshape(-1)
-        return np.asarray(outputs[self.acoustic.info["mel_output"]], np.float32)[0]
+            audio = np.asarray(outputs["audio"], np.float32).reshape(-1)
+            _check_finite(audio, "text2wav model", piece)
+            return audio
+        mels = np.asarray(outputs[self.acoustic.info["mel_output"]], np.float32)[0]
+        _check_finite(mels, "acoustic model", piece)
+        if "stop_logits" in outputs:
+            self._warn_without_stop(piece, np.asarray(outputs["stop_logits"]).reshape(-1))
+        return mels
+
+    def _warn_without_stop(self, piece, stop_logits):
+        """Tacotron2 decodes until a stop or its maximum_iterations: say so when it hit the limit."""
+        model = getattr(self.acoustic, "model", None)
+        threshold = getattr(getattr(model, "config", None), "stop_threshold", 0.5)
+        if stop_logits.size and not 1.0 / (1.0 + np.exp(-stop_logits[-1])) > threshold:
+            limit = f" (maximum_iterations {model.maximum_iterations})" if model is not None else ""
+            logger.warning("%r: Tacotron2 predicted no stop within %d frames%s; the audio is cut there",
+                           piece, stop_logits.size, limit)
 
     def _run_halves(self, halves, controls):
         parts = [part for part in (self._run_piece(half, controls) for half in halves) if part is not None]
         return np.concatenate(parts, axis=0) if parts else None
 
-    def _vocode(self, mels):
-        return np.asarray(self.vocoder(**self._vocoder_inputs(mels))["audio"], np.float32).reshape(-1)
+    def _vocode(self, mels, piece=None):
+        """mels (F, num_mels) of `piece` -> audio (F * hop_size,), refused when not finite."""
+        audio = np.asarray(self.vocoder(**self._vocoder_inputs(mels))["audio"], np.float32).reshape(-1)
+        _check_finite(audio, "vocoder", piece)
+        return audio
 
     def _vocoder_inputs(self, mels, noise=None):
         """The vocoder's inputs for mels ``(F, num_mels)`` or ``(1, F, num_mels)``. A noise-driven
@@ -396,7 +439,7 @@ class Synthesizer:
         return inputs
 
     def _segments(self, text, speaker_id, speed, f0, energy, vocode_piece):
-        """Audio of each piece (via vocode_piece(mels) -> iterable of chunks), with pauses between.
+        """Audio of each piece (via vocode_piece(mels, piece) -> iterable of chunks), with pauses between.
 
         The text and controls are checked now; the pieces are synthesized as the result is iterated.
         """
@@ -407,12 +450,17 @@ class Synthesizer:
     def _generate(self, text, pieces, controls, vocode_piece, results=None):
         """results: each piece's `_run_piece` output when already made (batch synthesis)."""
         pause = np.zeros([int(round(self.pause_seconds * self.sampling_rate))], np.float32)
-        produced = False
+        produced = encoded = False
         if results is None:
             results = (self._run_piece(piece, controls) for piece in pieces)
         for piece, result in zip(pieces, results):
             if result is None:
                 logger.warning("skipped %r: no symbol of it is known to %s", piece, type(self.processor).__name__)
+                continue
+            encoded = True
+            if len(result) == 0:
+                logger.warning("skipped %r: the acoustic model predicted 0 frames for it (every duration 0: "
+                               "an undertrained duration predictor?)", piece)
                 continue
             if produced and pause.size:
                 yield pause
@@ -420,8 +468,8 @@ class Synthesizer:
             if self.vocoder is None:
                 yield result
             else:
-                yield from vocode_piece(result)
-        if not produced:
+                yield from vocode_piece(result, piece)
+        if not encoded:
             raise SynthesisError(
                 f"no symbol of the text is known to {type(self.processor).__name__}: {text[:60]!r}; "
                 "check the processor (mapper JSON) and the language of the text"
@@ -434,8 +482,11 @@ class Synthesizer:
         speed: how much faster to speak (2.0 = twice as fast); f0, energy: multipliers of the
         predicted pitch and energy (FastSpeech2); speaker_id: an id or a name in the mapper.
         """
-        segments = self._segments(text, speaker_id, speed, f0, energy, lambda mels: [self._vocode(mels)])
-        return np.concatenate(list(segments)).astype(np.float32)
+        segments = list(self._segments(text, speaker_id, speed, f0, energy, lambda mels, piece: [self._vocode(mels, piece)]))
+        if not segments:
+            logger.warning("no audio for %r: every sentence was skipped; returning empty audio", text[:60])
+            return np.zeros([0], np.float32)
+        return np.concatenate(segments).astype(np.float32)
 
     # ------------------------------------------------------------------ batches
     def synthesize_batch(self, texts, speaker_id=0, speed=1.0, f0=1.0, energy=1.0):
@@ -456,8 +507,8 @@ class Synthesizer:
         audio = []
         for text, pieces, controls in plans:
             own = [next(results) for _ in pieces]
-            segments = self._generate(text, pieces, controls, lambda sound: [sound], results=own)
-            audio.append(np.concatenate(list(segments)).astype(np.float32))
+            segments = list(self._generate(text, pieces, controls, lambda sound, piece: [sound], results=own))
+            audio.append(np.concatenate(segments).astype(np.float32) if segments else np.zeros([0], np.float32))
         return audio
 
     def _run_rows(self, rows):
@@ -466,15 +517,16 @@ class Synthesizer:
                    and "tacotron2" not in self.acoustic.info.get("model_type", ""))
         if not batched:
             results = [self._run_piece(piece, controls) for piece, controls in rows]
-            return results if self.vocoder is None else [None if mels is None else self._vocode(mels) for mels in results]
+            return results if self.vocoder is None else [mels if mels is None or len(mels) == 0 else self._vocode(mels)
+                                                          for mels in results]
         mels = self._mels_batch(rows)
-        present = [index for index, row_mels in enumerate(mels) if row_mels is not None]
+        present = [index for index, row_mels in enumerate(mels) if row_mels is not None and len(row_mels)]
         if self.vocoder.batchable:
             made = vocode_batch(lambda batch: self.vocoder(mels=batch)["audio"], [mels[index] for index in present],
                                 self.vocoder.info["hop_size"], self.context_frames)
         else:
             made = [self._vocode(mels[index]) for index in present]
-        audio = [None] * len(rows)
+        audio = [None if row_mels is None else np.zeros([0], np.float32) for row_mels in mels]  # 0 frames: no audio
         for index, row_audio in zip(present, made):
             audio[index] = row_audio
         return audio
@@ -529,11 +581,14 @@ class Synthesizer:
         context = self.context_frames if context_frames is None else int(context_frames)
         hop_size = self.vocoder.info["hop_size"]
 
-        def vocode_piece(mels):
+        def vocode_piece(mels, piece):
             # The piece's noise is drawn once; each window gets its slice (see inference/streaming.py).
             noise = self._vocoder_inputs(mels).get("noise")
+
             def vocode(window, window_noise=None):
-                return self.vocoder(**self._vocoder_inputs(window, window_noise))["audio"]
+                audio = self.vocoder(**self._vocoder_inputs(window, window_noise))["audio"]
+                _check_finite(audio, "vocoder", piece)
+                return audio
 
             return stream_vocoder(vocode, mels, hop_size, context, chunk_frames, noise=noise)
 

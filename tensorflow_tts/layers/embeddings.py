@@ -58,9 +58,11 @@ class TokenEmbedding(tf.keras.layers.Layer):
 class PositionEmbedding(tf.keras.layers.Layer):
     """Fixed sinusoidal position embeddings; position 0 means padding and embeds to 0.
 
-    The table is a constant derived from ``max_positions`` and ``hidden_size``, not a
-    weight: nothing to train or save, and ``resize`` can change it at any time.
-    Positions above ``max_positions`` are out of range.
+    Positions 1..``max_positions`` read a constant table (the rows 1.8 stored, so old
+    weights give the same outputs); positions beyond it are computed from the same formula
+    in float32, so inference works at any length. The table is derived from
+    ``max_positions`` and ``hidden_size``, not a weight: nothing to train or save, and
+    ``resize`` can change it at any time.
     """
 
     def __init__(self, max_positions, hidden_size, **kwargs):
@@ -74,10 +76,20 @@ class PositionEmbedding(tf.keras.layers.Layer):
         self.max_positions = max_positions
         self._table = sinusoidal_table(max_positions, self.hidden_size)
 
+    def _computed(self, position_ids):
+        """position_ids (B, T) int32 -> (B, T, hidden_size): the sinusoids computed in float32."""
+        pair_index = np.arange(self.hidden_size) // 2
+        frequencies = tf.constant(np.power(10000.0, -2.0 * pair_index / self.hidden_size), tf.float32)
+        angles = tf.cast(position_ids, tf.float32)[:, :, tf.newaxis] * frequencies
+        return tf.where(tf.constant(np.arange(self.hidden_size) % 2 == 0), tf.sin(angles), tf.cos(angles))
+
     def call(self, position_ids):
         """position_ids (B, T) int, 1-based, 0 for padding -> (B, T, hidden_size)."""
-        table = tf.constant(self._table)
-        return tf.cast(tf.gather(table, tf.cast(position_ids, tf.int32)), self.compute_dtype)
+        position_ids = tf.cast(position_ids, tf.int32)
+        # Static shapes only (no table grown to the longest position), so XLA and TFLite take it too.
+        stored = tf.gather(tf.constant(self._table), tf.minimum(position_ids, self.max_positions))
+        in_table = (position_ids <= self.max_positions)[:, :, tf.newaxis]
+        return tf.cast(tf.where(in_table, stored, self._computed(position_ids)), self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

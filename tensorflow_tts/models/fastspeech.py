@@ -267,8 +267,18 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         TFLite export stays builtin-only).
         """
         durations = tf.nn.relu(tf.math.exp(log_durations) - 1.0)
+        # NaN or inf (non-finite weights) would cast to INT_MIN frames: count them as 0.
+        durations = tf.where(tf.math.is_finite(durations), durations, tf.zeros_like(durations))
         speed_ratios = tf.cast(speed_ratios, durations.dtype)[:, tf.newaxis]
         return tf.cast(tf.math.round(durations / speed_ratios), tf.int32)
+
+    @staticmethod
+    def _inference_frames(durations):
+        """durations (B, T) -> (frames to decode, frames to return): the longest total duration,
+        decoded as at least 1 frame since the convs cannot run on none (every duration 0 then
+        returns mels of shape (B, 0, num_mels))."""
+        total = tf.reduce_max(tf.reduce_sum(durations, axis=1))
+        return tf.maximum(total, 1), total
 
     def call(self, input_ids, speaker_ids, duration_gts, training=False, num_frames=None):
         """Teacher-forced pass: frames follow the given durations.
@@ -302,14 +312,16 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
 
         Returns:
             mel_before, mel_after (B, F, num_mels) and durations (B, T) int32: frames per
-            token, round(max(exp(prediction) - 1, 0) / speed_ratio).
+            token, round(max(exp(prediction) - 1, 0) / speed_ratio) (0 where not finite);
+            F is 0 when every duration is.
         """
         encoder_output, mask = self._encode(input_ids, speaker_ids, training=False)
         log_durations = self.duration_predictor(encoder_output, mask, training=False)
         durations = self._predicted_frames(log_durations, speed_ratios)
-        frames, frame_mask = self.length_regulator(encoder_output, durations)
+        decoded_frames, num_frames = self._inference_frames(durations)
+        frames, frame_mask = self.length_regulator(encoder_output, durations, decoded_frames)
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training=False)
-        return mel_before, mel_after, durations
+        return mel_before[:, :num_frames], mel_after[:, :num_frames], durations
 
     # ----------------------------------------------------------------- weights and config
     def _legacy_renamer(self, prefix, filepath):

@@ -165,14 +165,16 @@ class TFFastSpeech2(TFFastSpeech):
 
         Returns:
             mel_before, mel_after (B, F, num_mels); durations (B, T) int32 frames per token,
-            round(max(exp(prediction) - 1, 0) / speed_ratio); f0_outputs, energy_outputs
+            round(max(exp(prediction) - 1, 0) / speed_ratio), F = 0 when every one is 0; f0_outputs, energy_outputs
             (B, T) or (B, F): the predictions times their ratios.
         """
         encoder_output, mask = self._encode(input_ids, speaker_ids, training=False)
         log_durations = self.duration_predictor(encoder_output, mask, speaker_ids, training=False)
         durations = self._predicted_frames(log_durations, speed_ratios)
+        decoded_frames, num_frames = self._inference_frames(durations)
         frames, frame_mask, f0_outputs, energy_outputs = self._variance_adaptor(
-            encoder_output, mask, speaker_ids, durations, False, f0_ratios=f0_ratios, energy_ratios=energy_ratios
+            encoder_output, mask, speaker_ids, durations, False, f0_ratios=f0_ratios, energy_ratios=energy_ratios,
+            num_frames=decoded_frames,
         )
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training=False)
-        return mel_before, mel_after, durations, f0_outputs, energy_outputs
+        return mel_before[:, :num_frames], mel_after[:, :num_frames], durations, f0_outputs, energy_outputs

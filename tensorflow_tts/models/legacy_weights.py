@@ -16,6 +16,8 @@ from typing import Callable, Sequence
 import h5py
 import numpy as np
 
+from tensorflow_tts.models.weight_files import WeightFileError, attribute_text, check_weight_file
+
 logger = logging.getLogger(__name__)
 
 # Our own save_pretrained marks its files with this root attribute.
@@ -26,7 +28,7 @@ OWN_FORMAT_ATTRIBUTE = "tensorflow_tts_format"
 _COUNTER = re.compile(r"(?<=[A-Za-z0-9])_\d+(?=/|$)")
 
 
-class LegacyWeightsError(ValueError):
+class LegacyWeightsError(WeightFileError):
     """An old weight file that does not fit the model it is loaded into."""
 
 
@@ -52,19 +54,15 @@ def is_legacy_h5(path):
         return False
 
 
-def _decode(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
 def read_legacy_h5(path):
     """Every tensor of an old weight file, in the order Keras would load them."""
     weights = []
     with h5py.File(path, "r") as h5:
         if "layer_names" not in h5.attrs:
             raise LegacyWeightsError(f"{path}: not a Keras HDF5 weight file (no 'layer_names' attribute)")
-        for layer_name in map(_decode, h5.attrs["layer_names"]):
+        for layer_name in map(attribute_text, h5.attrs["layer_names"]):
             group = h5[layer_name]
-            for weight_name in map(_decode, group.attrs.get("weight_names", [])):
+            for weight_name in map(attribute_text, group.attrs.get("weight_names", [])):
                 weights.append(
                     LegacyWeight(
                         path=f"{layer_name}/{weight_name}",
@@ -187,8 +185,11 @@ class LegacyWeightsMixin:
 
         For an old file, every tensor must find its weight and every weight its tensor
         unless ``allow_partial``; otherwise `LegacyWeightsError` names what is missing,
-        unexpected or mis-shaped. Returns the `LoadReport` for an old file.
+        unexpected or mis-shaped; a file of another model family (an aligner-N.h5 given to
+        FastSpeech2, a vocoder's file given to an acoustic model) is refused in one line
+        (`weight_files.WeightFileError`). Returns the `LoadReport` for an old file.
         """
+        check_weight_file(self, filepath)
         if not is_legacy_h5(filepath):
             return super().load_weights(filepath, *args, **kwargs)
         if not self.built:

@@ -20,6 +20,7 @@ from tensorflow_tts.models.legacy_weights import (
     normalize_weight_name,
 )
 from tensorflow_tts.models.serving import ServableModel
+from tensorflow_tts.models.weight_files import check_weight_file
 
 # The weight-norm wrapper of TensorFlowTTS 1.8 stored a boolean "initialized" flag per
 # conv; our weight norm has no such state.
@@ -192,8 +193,10 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
 
         An old file is matched by name through ``legacy_rules``; any missing, unused or
         mis-shaped tensor raises ``LegacyWeightsError`` naming it, unless
-        ``allow_partial``. An unbuilt model is first built for ``num_mels`` mel bins.
+        ``allow_partial``. An unbuilt model is first built for ``num_mels`` mel bins. An
+        acoustic model's file is refused in one line (`weight_files.WeightFileError`).
         """
+        check_weight_file(self, filepath)
         if self._is_old_checkpoint(filepath):
             if not self.built:
                 self.build_once(num_mels)

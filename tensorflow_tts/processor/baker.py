@@ -139,8 +139,8 @@ class BakerProcessor(BaseProcessor):
         index = 0
         while index < len(lines):
             number, line = lines[index]
-            label = f"{path.name} line {number}"
             match = self._LABEL.match(line)
+            label = self.line_label(path, number, match.group(1) if match else "")
             if match is None:
                 self.reject(label, "expected '<utterance id><TAB><text>' followed by a pinyin line")
                 index += 1

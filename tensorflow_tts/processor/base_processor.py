@@ -108,7 +108,7 @@ class BaseProcessor(abc.ABC):
     def create_items(self) -> None:
         """Read `train_f_name` (`path|text|speaker` lines) into `items`."""
         corpus_file = Path(self.data_dir) / self.train_f_name
-        for label, fields in self.read_delimited(corpus_file, len(self.positions)):
+        for label, fields in self.read_delimited(corpus_file, len(self.positions), id_field=self.positions["file"]):
             relative = fields[self.positions["file"]].strip()
             if Path(relative).is_absolute() or ".." in Path(relative).parts:
                 self.reject(label, f"path {relative!r} must be relative to the corpus folder, without '..'")
@@ -125,7 +125,7 @@ class BaseProcessor(abc.ABC):
 
         The third (normalized) field is read when a line has one and it is not empty.
         """
-        for label, fields in self.read_delimited(path, 2):
+        for label, fields in self.read_delimited(path, 2, id_field=0):
             utt_id = fields[0].strip()
             text = fields[2] if len(fields) > 2 and fields[2].strip() else fields[1]
             wav_path = os.path.join(self.data_dir, "wavs", utt_id + self.f_extension)
@@ -136,17 +136,27 @@ class BaseProcessor(abc.ABC):
         logger.warning("%s: %s; skipped", item, reason)
         self.rejected.append({"item": item, "reason": reason})
 
-    def read_delimited(self, path: Path, n_fields: int) -> Iterator[Tuple[str, List[str]]]:
-        """(label, fields) for each line of `path` with at least `n_fields` fields."""
+    def read_delimited(self, path: Path, n_fields: int, id_field: Optional[int] = None) -> Iterator[Tuple[str, List[str]]]:
+        """(label, fields) for each line of `path` with at least `n_fields` fields.
+
+        The label is "<file> line <n>", followed by the utterance id in parentheses when
+        field `id_field` (an id or an audio path) holds one, so a report names the utterance.
+        """
         if not path.is_file():
             raise DataProcessorError(f"{type(self).__name__}: corpus file {path} not found")
         for number, line in read_corpus_lines(path):
-            label = f"{path.name} line {number}"
             fields = line.split(self.delimiter)
+            label = self.line_label(path, number, fields[id_field] if id_field is not None and id_field < len(fields) else "")
             if len(fields) < n_fields:
                 self.reject(label, f"expected {n_fields} fields separated by {self.delimiter!r}, got {len(fields)}")
                 continue
             yield label, fields
+
+    def line_label(self, path: Path, number: int, id_field: str = "") -> str:
+        """"metadata.csv line 15 (HB001-0015)": the line, and the utterance id that `id_field` names (if any)."""
+        utt_id = self.utt_id_of(os.path.basename(id_field.strip()))
+        named = utt_id and unsafe_utt_id_reason(utt_id) is None and ".." not in Path(id_field.strip()).parts
+        return f"{path.name} line {number}" + (f" ({utt_id})" if named else "")
 
     def add_item(self, label: str, text: str, wav_path: str, speaker_name: str, utt_id: Optional[str] = None) -> bool:
         """Append `(text, wav_path, speaker_name)` unless the text is empty or the id unsafe.

@@ -40,7 +40,7 @@ class KSSProcessor(BaseProcessor):
         # The download unpacks audio under kss/; a flat copy next to the transcript works too.
         audio_root = Path(self.data_dir) / "kss"
         audio_root = audio_root if audio_root.is_dir() else Path(self.data_dir)
-        for label, fields in self.read_delimited(transcript, len(self.positions) + 1):
+        for label, fields in self.read_delimited(transcript, len(self.positions) + 1, id_field=self.positions["file"]):
             relative = fields[self.positions["file"]].strip()
             if Path(relative).is_absolute() or ".." in Path(relative).parts:
                 self.reject(label, f"path {relative!r} must be relative to the corpus folder, without '..'")

@@ -54,7 +54,8 @@ class LJSpeechProcessor(BaseProcessor):
     default_speaker: ClassVar[str] = "ljspeech"
 
     def create_items(self) -> None:
-        for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, len(self.positions)):
+        for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, len(self.positions),
+                                                 id_field=self.positions["wave_file"]):
             utt_id = fields[self.positions["wave_file"]].strip()
             wav_path = os.path.join(self.data_dir, "wavs", utt_id + self.f_extension)
             self.add_item(label, fields[self.positions["text_norm"]], wav_path, self.default_speaker, utt_id=utt_id)

@@ -58,7 +58,7 @@ class LJSpeechUltimateProcessor(BaseProcessor):
         if (Path(self.data_dir) / "filelist.txt").is_file():
             self.train_f_name = "filelist.txt"
             # The original read `path|text` and named every item's speaker "ljspeech".
-            for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, 2):
+            for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, 2, id_field=0):
                 relative = fields[0].strip()
                 if Path(relative).is_absolute() or ".." in Path(relative).parts:
                     self.reject(label, f"path {relative!r} must be relative to the corpus folder, without '..'")
@@ -67,7 +67,7 @@ class LJSpeechUltimateProcessor(BaseProcessor):
                     relative += self.f_extension
                 self.add_item(label, fields[1], os.path.join(self.data_dir, relative), self.default_speaker)
             return
-        for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, 3):
+        for label, fields in self.read_delimited(Path(self.data_dir) / self.train_f_name, 3, id_field=0):
             utt_id = fields[0].strip()
             wav_path = os.path.join(self.data_dir, "wavs", utt_id + self.f_extension)
             self.add_item(label, fields[2], wav_path, self.default_speaker, utt_id=utt_id)

@@ -438,3 +438,14 @@ def write_decoded_speakers(outdir, utterances, rootdir):
     lines = ["utt_id\tspeaker_id\tspeaker_name\n"]
     lines += [f"{utt_id}\t{speaker}\t{names.get(speaker, '')}\n" for utt_id, _, speaker in utterances]
     (Path(outdir) / "speakers.tsv").write_text("".join(lines), encoding="utf-8")
+
+
+def finite_or_warn(values, utt_id, what="mel"):
+    """True when every value is finite; else log one line naming the utterance (it is skipped, not written)."""
+    bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+    if bad:
+        logging.getLogger("tensorflow_tts.decode").warning(
+            "%s: the predicted %s has %d NaN or inf values (non-finite weights?); skipped, nothing written",
+            utt_id, what, bad,
+        )
+    return not bad

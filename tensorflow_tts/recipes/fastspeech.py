@@ -67,6 +67,23 @@ class FastSpeechTrainer(Seq2SeqBasedTrainer):
         }
 
 
+def check_position_table(dataset, config):
+    """Training keeps to the position table: raise ValueError naming the longest utterance of
+    ``dataset`` (an AcousticDataset) when its mel has more frames than ``max_position_embeddings``.
+
+    Inference computes positions beyond the table, so a long synthesis works; a model is
+    trained only on positions its config declares.
+    """
+    longest = int(np.argmax(dataset.mel_lengths))
+    frames = int(dataset.mel_lengths[longest])
+    if frames > config.max_position_embeddings:
+        raise ValueError(
+            f"{dataset.split_dir}: utterance {dataset.utt_ids[longest]} has {frames} mel frames, more than "
+            f"max_position_embeddings ({config.max_position_embeddings}); raise max_position_embeddings or set "
+            "max_mel_length to leave longer utterances out"
+        )
+
+
 def parse_args(argv=None):
     """The training flags (`recipes.acoustic.training_parser`'s; FastSpeech adds none)."""
     parser = recipe_lib.training_parser("Train FastSpeech (TensorFlowTTS flags).", "examples/fastspeech/conf/*.yaml")
@@ -95,7 +112,7 @@ def train_main(argv=None):
                 f"{dump_dir / train_split / 'durations'}: FastSpeech needs durations in the dump; write them "
                 "with examples/fastspeech2/extract_durations.py (or tensorflow-tts-textgrid-to-durations)"
             )
-        train_batches, valid_batches, _ = recipe_lib.build_train_valid(
+        train_batches, valid_batches, train_dataset = recipe_lib.build_train_valid(
             args.train_dir,
             args.dev_dir,
             recipe.data_config,
@@ -106,6 +123,7 @@ def train_main(argv=None):
             vocab_size=recipe.model_config.vocab_size,
             num_replicas=strategy.num_replicas_in_sync,
         )
+        check_position_table(train_dataset, recipe.model_config)
     except (ConfigError, DumpCheckError, ValueError, FileNotFoundError) as error:
         logger.error("%s", error)
         return 2
@@ -154,13 +172,12 @@ def decode_main(argv=None, model_type="fastspeech"):
         dump_dir, _ = recipe_lib.split_dir_parts(args.rootdir)
         recipe = recipe_lib.load_recipe(args.config, model_type, dump_dir=dump_dir)
         utterances = recipe_lib.read_utterances(args.rootdir, args.num_samples, recipe.model_config, args.speaker_id)
-    except (ConfigError, layout.DumpError, FileNotFoundError) as error:
+        model = MODEL_CLASSES[model_type](config=recipe.model_config, name=model_type)
+        model.build_once()
+        recipe_lib.restore_weights({"model": model}, args.checkpoint)
+    except (ConfigError, layout.DumpError, FileNotFoundError, ValueError) as error:  # ValueError: another model's weights
         decode_logger.error("%s", error)
         return 2
-    config = recipe.model_config
-    model = MODEL_CLASSES[model_type](config=config, name=model_type)
-    model.build_once()
-    recipe_lib.restore_weights({"model": model}, args.checkpoint)
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     mel_kind = layout.mel_kind(args.use_norm)
@@ -183,6 +200,8 @@ def decode_main(argv=None, model_type="fastspeech"):
         for row, (utt_id, _, _) in enumerate(batch_ids):
             length = int(durations[row].sum())
             mel = mel_after[row, :length].astype(np.float32)
+            if not recipe_lib.finite_or_warn(mel, utt_id):
+                continue
             np.save(outdir / f"{utt_id}{mel_kind.file_suffix}", mel, allow_pickle=False)
             reference_path = mel_kind.path(rootdir, utt_id)
             reference = np.load(reference_path) if reference_path.is_file() else None
@@ -192,5 +211,6 @@ def decode_main(argv=None, model_type="fastspeech"):
                 plot_mel_comparison(mel, reference, title=utt_id).savefig(outdir / f"{utt_id}.png")
             written += 1
     recipe_lib.write_decoded_speakers(outdir, utterances, rootdir)
-    decode_logger.info("wrote %d mel(s) and plot(s) to %s, their speakers to speakers.tsv", written, outdir)
+    decode_logger.info("wrote %d mel(s) and plot(s) to %s (%d skipped), their speakers to speakers.tsv",
+                       written, outdir, len(utterances) - written)
     return 0

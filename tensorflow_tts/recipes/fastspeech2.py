@@ -253,6 +253,7 @@ def train_main(argv=None):
             num_replicas=replicas,
             need_frames_per_token=use_aligner,
         )
+        fastspeech_recipe.check_position_table(train_dataset, recipe.model_config)
         griffin_lim = None
         if recipe.use_griffin:
             griffin_lim = recipe_lib.eval_griffin_lim(

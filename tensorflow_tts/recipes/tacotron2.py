@@ -362,6 +362,7 @@ def decode_main(argv=None):
     rootdir, outdir = Path(args.rootdir), Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     feats = layout.mel_kind(args.use_norm).suffix
+    written = 0
     for start in tqdm(range(0, len(utterances), args.batch_size), desc="[decode]"):
         chunk = utterances[start : start + args.batch_size]
         width = max(len(ids) for _, ids, _ in chunk)
@@ -377,6 +378,8 @@ def decode_main(argv=None):
         for row, (utt_id, ids, _) in enumerate(chunk):
             length = stop_length(stop_logits[row], r, threshold)
             mel = mel_outputs[row, :length].astype(np.float32)
+            if not acoustic.finite_or_warn(mel, utt_id):
+                continue
             np.save(outdir / f"{utt_id}-{feats}.npy", mel, allow_pickle=False)
             reference_path = rootdir / feats / f"{utt_id}-{feats}.npy"
             reference = np.load(reference_path) if reference_path.is_file() else None
@@ -387,9 +390,12 @@ def decode_main(argv=None):
             image = np.concatenate([_fit_width(figure_to_array(figure), 1000), _fit_width(figure_to_array(alignment), 1000)])
             tf.io.write_file(str(outdir / f"{utt_id}.png"), tf.io.encode_png(image))
             if length == stop_logits.shape[1]:
-                decode_logger.warning("%s: no stop within %d decoder steps; the mel runs to the limit", utt_id, length // r)
+                decode_logger.warning("%s: no stop within %d decoder steps (maximum_iterations); the mel is cut there",
+                                      utt_id, length // r)
+            written += 1
     acoustic.write_decoded_speakers(outdir, utterances, rootdir)
-    decode_logger.info("wrote %d mel(s) and plot(s) to %s, their speakers to speakers.tsv", len(utterances), outdir)
+    decode_logger.info("wrote %d mel(s) and plot(s) to %s (%d skipped), their speakers to speakers.tsv",
+                       written, outdir, len(utterances) - written)
     return 0
 
 

@@ -33,6 +33,7 @@ from tensorflow_tts.models import (
     registry,
 )
 from tensorflow_tts.optimizers import create_optimizer, pop_optimizer_params
+from tensorflow_tts.recipes.acoustic import finite_or_warn
 from tensorflow_tts.trainers.base_trainer import _to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
@@ -488,9 +489,16 @@ def decode_mels(rootdir, outdir, config_path, checkpoint, use_norm=True, stats_p
     from tqdm import tqdm
 
     for path in tqdm(files, desc="[decode]", unit="utt"):
+        utt_id = utt_id_of(path)
         mel = match_mel_normalization(np.load(path), use_norm, vocoder_norm, stats)
-        audio = infer(mel[np.newaxis]).numpy()[0, :, 0]
-        target = os.path.join(outdir, f"{utt_id_of(path)}.wav")
+        if mel.shape[0] == 0:  # an acoustic model that predicted no frame: the convs cannot run on none
+            logger.warning("%s: the mel has no frame; wrote an empty wav", utt_id)
+            audio = np.zeros([0], np.float32)
+        else:
+            audio = infer(mel[np.newaxis]).numpy()[0, :, 0]
+        if not finite_or_warn(audio, utt_id, what="audio"):
+            continue
+        target = os.path.join(outdir, f"{utt_id}.wav")
         sf.write(target, audio, vocoder_config.sampling_rate, subtype="PCM_16")
         written.append(target)
     return written
