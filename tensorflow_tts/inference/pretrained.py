@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tensorflow_tts.configs.base_config import CONFIG_FILE_NAME, BaseConfig  # noqa: F401  (part of the layout)
 from tensorflow_tts.models.pretrained import WEIGHTS_FILE_NAME, save_model, save_model_weights  # noqa: F401
-from tensorflow_tts.processor.base_processor import PROCESSOR_FILE_NAME, BaseProcessor
+from tensorflow_tts.processor.base_processor import PROCESSOR_FILE_NAME, BaseProcessor  # noqa: F401  (part of the layout)
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +28,8 @@ def save_pretrained(obj, saved_dir):
     """
     saved_dir = Path(saved_dir)
     saved_dir.mkdir(parents=True, exist_ok=True)
-    if isinstance(obj, BaseConfig):
+    if isinstance(obj, (BaseConfig, BaseProcessor)):
         obj.save_pretrained(saved_dir)
-    elif isinstance(obj, BaseProcessor):
-        obj.save_mapper(saved_dir / PROCESSOR_FILE_NAME)
     elif isinstance(getattr(obj, "config", None), BaseConfig) and hasattr(obj, "save_weights"):
         if not obj.built:
             raise PretrainedError(f"{obj.name}: build the model (call it once) before saving its weights")
