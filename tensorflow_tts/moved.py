@@ -7,10 +7,16 @@ same object, so `isinstance`, monkeypatching and pickles see one module. A modul
 was split over several new ones is answered with a view that reads each name from the
 first of them that has it. The old rooms keep no stub files that would import upwards
 (`utils/` imports no other package folder).
+
+Names work the same way: 1.8's `from tensorflow_tts.utils import TFGriffinLim` reads a name
+that now lives in `audio/`. A package listed in MOVED_NAMES gets a module `__getattr__`
+(PEP 562) when it is first imported, which imports the name's new home on first use; so
+`utils/` itself still imports nothing of the package.
 """
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -42,6 +48,53 @@ MOVED_MODULES = {
     ),
 }
 
+# Package -> {old name: "new.module" or "new.module:new_name"}, read lazily on first use.
+MOVED_NAMES = {
+    "tensorflow_tts.utils": {
+        # What TensorFlowTTS 1.8's tensorflow_tts/utils/__init__.py exported.
+        **{
+            name: "tensorflow_tts.processor.text.cleaners"
+            for name in (
+                "basic_cleaners", "collapse_whitespace", "convert_to_ascii", "english_cleaners",
+                "expand_abbreviations", "expand_numbers", "lowercase", "transliteration_cleaners",
+            )
+        },
+        "normalize_numbers": "tensorflow_tts.processor.text.number_norm",
+        "TFGriffinLim": "tensorflow_tts.audio.griffin_lim",
+        "GroupConv1D": "tensorflow_tts.layers.grouped_conv:GroupedConv1D",
+        "WeightNormalization": "tensorflow_tts.layers.weight_norm",
+        "calculate_2d_loss": "tensorflow_tts.losses.spectrogram",
+        "calculate_3d_loss": "tensorflow_tts.losses.spectrogram",
+        "return_strategy": "tensorflow_tts.utils.strategy",
+        "find_files": "tensorflow_tts.utils.files",
+    },
+}
+
+
+def moved_attribute(package, name):
+    """The object that `package.name` named before it moved (see MOVED_NAMES)."""
+    target = MOVED_NAMES.get(package, {}).get(name)
+    if target is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    module_name, _, new_name = target.partition(":")
+    return getattr(importlib.import_module(module_name), new_name or name)
+
+
+class _MovedNamesLoader(importlib.abc.Loader):
+    """Runs a package's own loader, then lets the package answer its MOVED_NAMES."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        package = module.__name__
+        module.__getattr__ = lambda name: moved_attribute(package, name)
+        module.__dir__ = lambda: sorted(set(vars(module)) | set(MOVED_NAMES[package]))
+
 
 class SplitModule(types.ModuleType):
     """An old module whose names now live in several modules; each name is read from the first that has it."""
@@ -64,6 +117,10 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports an old module path as the module now at its new path."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in MOVED_NAMES:
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            spec.loader = _MovedNamesLoader(spec.loader)
+            return spec
         if fullname not in MOVED_MODULES:
             return None
         return importlib.util.spec_from_loader(fullname, self)

@@ -114,10 +114,10 @@ def test_arpabet_in_braces_becomes_at_phone_symbols():
     assert processor.sequence_to_symbols(ids) == list("say ") + ["@HH", "@AH0", "@L", "@OW1"] + list(" now.") + ["eos"]
 
 
-def test_save_pretrained_writes_the_mapper_json_that_loading_reads_back(tmp_path, ljspeech_dir):
+def test_save_pretrained_writes_processor_json_that_loading_reads_back(tmp_path, ljspeech_dir):
     processor = LJSpeechProcessor(data_dir=str(ljspeech_dir))
     path = processor.save_pretrained(tmp_path / "out")
-    assert Path(path).name == "ljspeech_mapper.json"
+    assert Path(path).name == "processor.json"  # as TensorFlowTTS 1.8
     mapper = json.loads(Path(path).read_text(encoding="utf-8"))
     assert mapper["processor_name"] == "LJSpeechProcessor"
     assert mapper["id_to_symbol"]["0"] == "pad" and mapper["symbol_to_id"]["eos"] == 148

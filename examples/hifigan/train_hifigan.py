@@ -13,6 +13,7 @@ Decode with examples/multiband_melgan/decode_mb_melgan.py.
 import sys
 
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+from tensorflow_tts.models.hifigan import TFHifiGANDiscriminator  # noqa: F401  (1.8 users import it from here)
 from tensorflow_tts.recipes.vocoder import train_main
 
 

@@ -1,9 +1,12 @@
 """TrainerConfig: the keys of an example YAML that drive the training loop."""
 
 import dataclasses
+import logging
 import typing
 
 from tensorflow_tts.configs.base_config import BaseConfig
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -16,6 +19,7 @@ class TrainerConfig(BaseConfig):
     """
 
     key_aliases = {"max_steps": "train_max_steps"}
+    other_keys = {}  # not a field: the rest of a whole YAML, see from_training_yaml
 
     train_max_steps: int = 100000  # stop after this many updates
     log_interval_steps: int = 200  # write train scalars every N steps
@@ -72,3 +76,29 @@ class TrainerConfig(BaseConfig):
         trainer_values = {key: value for key, value in values.items() if key in names}
         rest = {key: value for key, value in values.items() if key not in names}
         return cls.from_dict(trainer_values, source=source), rest
+
+    @classmethod
+    def from_training_yaml(cls, values, source="config"):
+        """A whole training YAML, as TensorFlowTTS 1.8 passed it to its trainers: the trainer
+        keys are read (and checked), the other keys are kept in `other_keys`, for
+        ``config["key"]`` reads, and named in one log line."""
+        config, rest = cls.split(values, source=source)
+        config.other_keys = rest
+        if rest:
+            logger.info("%s: the trainer ignores %d keys that are not its own: %s", source, len(rest), ", ".join(sorted(rest)))
+        return config
+
+    def __getitem__(self, key):
+        """``config["key"]``, as 1.8 trainers read their YAML: a trainer key or one of `other_keys`."""
+        if key in self.other_keys:
+            return self.other_keys[key]
+        if key in {field.name for field in dataclasses.fields(self)}:
+            return getattr(self, key)
+        raise KeyError(f"{key!r}: neither a trainer key nor a key of the training YAML given to the trainer")
+
+    def __contains__(self, key):
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True

@@ -349,7 +349,7 @@ def preprocess_corpus(processor, config, outdir, n_cpus=None, test_size=0.05, se
         save_statistics(outdir, mel_stats, f0_stats, energy_stats)
         normalize_dump(outdir, outdir, mel_stats)
     if ok:
-        processor.save_pretrained(outdir)
+        processor.save_mapper(outdir / processor.mapper_file_name())
 
     report = {
         "dataset": dataset,

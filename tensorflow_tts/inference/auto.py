@@ -216,10 +216,15 @@ class TFAutoModel:
                 ``config.yml`` of the folder (or beside the file) ``pretrained_path``.
             allow_partial: an old ``.h5`` may miss tensors or have extra ones (logged).
             num_mels: vocoders' mel bins; default read from the weight file, else 80.
-            kwargs: passed to the model class (e.g. ``name``).
+            kwargs: passed to the model class (e.g. ``name``); 1.8's ``is_build`` is accepted
+                and ignored (the model is always built).
 
-        Returns the built model with its weights loaded.
+        Returns the built model with its weights loaded. 1.8's older argument order,
+        ``from_pretrained(config, pretrained_path)``, is recognised by the config object first.
         """
+        kwargs.pop("is_build", None)
+        if isinstance(pretrained_path, BaseConfig):
+            pretrained_path, config = config, pretrained_path
         path = Path(pretrained_path) if pretrained_path is not None else None
         if path is not None and not path.exists() and _checkpoint_prefix(path) is None:
             raise PretrainedError(f"{path}: no such file, folder or checkpoint")

@@ -77,7 +77,7 @@ class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
     """
 
     hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
-        "nonlinear_activation_params", "padding_type", "is_weight_norm", "initializer_seed")
+        "nonlinear_activation_params", "is_weight_norm", "initializer_seed", "padding_type")
 
     def __init__(
         self,
@@ -87,9 +87,9 @@ class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
         use_bias=True,
         nonlinear_activation="LeakyReLU",
         nonlinear_activation_params=None,
-        padding_type="REFLECT",
         is_weight_norm=False,
         initializer_seed=42,
+        padding_type="REFLECT",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -130,12 +130,12 @@ class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
 
     Weights: ``dilated_conv_._i`` (dilation ``dilation_rate[i]``) and ``conv_._i``
     (dilation 1), all (K, C, C). TensorFlowTTS 1.8 never weight-normalised these convs,
-    even with ``is_weight_norm``; we keep that so its checkpoints load (hence no
-    ``is_weight_norm`` argument here).
+    even with ``is_weight_norm``; we keep that so its checkpoints load: ``is_weight_norm``
+    is accepted (1.8's arguments, in 1.8's order) and has no effect.
     """
 
     hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
-        "nonlinear_activation_params", "padding_type", "initializer_seed")
+        "nonlinear_activation_params", "is_weight_norm", "initializer_seed", "padding_type")
 
     def __init__(
         self,
@@ -145,8 +145,9 @@ class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
         use_bias=True,
         nonlinear_activation="LeakyReLU",
         nonlinear_activation_params=None,
-        padding_type="REFLECT",
+        is_weight_norm=False,
         initializer_seed=42,
+        padding_type="REFLECT",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -156,6 +157,7 @@ class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
         self.use_bias = use_bias
         self.nonlinear_activation = nonlinear_activation
         self.nonlinear_activation_params = dict(nonlinear_activation_params or {"alpha": 0.2})
+        self.is_weight_norm = is_weight_norm  # no effect, see the class docstring
         self.padding_type = padding_type
         self.initializer_seed = initializer_seed
 

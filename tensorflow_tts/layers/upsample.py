@@ -13,7 +13,7 @@ import math
 import tensorflow as tf
 
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
-from tensorflow_tts.layers.residual_stack import make_activation
+from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer
 from tensorflow_tts.layers.weight_norm import normalize_kernel
 
 
@@ -80,11 +80,14 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
         kernel_size,
         strides,
         padding="same",
-        use_bias=True,
         is_weight_norm=False,
-        kernel_initializer="glorot_normal",
+        initializer_seed=None,
+        use_bias=True,
+        kernel_initializer=None,
         **kwargs,
     ):
+        # The first six arguments keep 1.8's order; kernel_initializer, when given, wins over
+        # initializer_seed (a seeded Glorot-normal initializer, as in 1.8).
         super().__init__(**kwargs)
         if str(padding).lower() != "same":
             raise ValueError(f"TFConvTranspose1d supports only padding='same', got {padding!r}")
@@ -96,6 +99,9 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
         self.padding = "same"
         self.use_bias = use_bias
         self.is_weight_norm = is_weight_norm
+        self.initializer_seed = initializer_seed
+        if kernel_initializer is None:
+            kernel_initializer = seeded_initializer(initializer_seed)
         self.kernel_initializer = tf.keras.initializers.get(kernel_initializer)
 
     def build(self, input_shape):
@@ -131,6 +137,7 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
             "padding": self.padding,
             "use_bias": self.use_bias,
             "is_weight_norm": self.is_weight_norm,
+            "initializer_seed": self.initializer_seed,
             "kernel_initializer": tf.keras.initializers.serialize(self.kernel_initializer),
         }
 

@@ -90,3 +90,19 @@ def conv2d(filters, kernel_size, weight_norm=False, **kwargs):
     """A Conv2D, weight-normalised when ``weight_norm`` is true."""
     layer_class = WeightNormConv2D if weight_norm else tf.keras.layers.Conv2D
     return layer_class(filters=filters, kernel_size=kernel_size, **kwargs)
+
+
+def WeightNormalization(layer, data_init=False):  # noqa: N802 (TensorFlowTTS 1.8's class name)
+    """TensorFlowTTS 1.8's wrapper, ``WeightNormalization(tf.keras.layers.Conv1D(...))``: the
+    weight-normalised copy of an unbuilt Conv1D or Conv2D (same arguments, same name).
+
+    ``data_init`` is accepted and ignored: ``g`` starts at ``||v||``, so the new layer first
+    computes what the plain layer would (1.8 rescaled from the first batch's statistics).
+    """
+    del data_init
+    for plain, normalised in ((tf.keras.layers.Conv1D, WeightNormConv1D), (tf.keras.layers.Conv2D, WeightNormConv2D)):
+        if isinstance(layer, plain):
+            if layer.built:
+                raise ValueError(f"WeightNormalization: {layer.name} is already built; wrap the layer before its first call")
+            return normalised.from_config(layer.get_config())
+    raise TypeError(f"WeightNormalization: expected a tf.keras Conv1D or Conv2D layer, got {type(layer).__name__}")

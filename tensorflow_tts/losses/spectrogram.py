@@ -66,3 +66,52 @@ def log_duration_loss(duration_targets, log_duration_predictions, input_lengths)
     """
     log_targets = tf.math.log1p(tf.cast(tf.maximum(duration_targets, 0), tf.float32))
     return masked_mse(log_targets, log_duration_predictions, input_lengths)
+
+
+def calculate_3d_loss(y_gt, y_pred, loss_fn):
+    """TensorFlowTTS 1.8's helper: ``loss_fn`` on target and prediction cropped to the shorter length.
+
+    Args:
+        y_gt, y_pred: (B, L, C) (mels) or (B, L) (durations, F0, energy); lengths may differ.
+        loss_fn: ``loss_fn(y_gt, y_pred)`` -> a tensor, or a tuple of tensors, batch first
+            (e.g. a Keras loss built with ``reduction=NONE``).
+
+    Returns:
+        (B,): the loss averaged over every axis but the batch; a list of them for a tuple.
+    """
+    y_pred, y_gt, _ = _common_length(y_pred, y_gt)
+    loss = loss_fn(y_gt, y_pred)
+
+    def per_example(value):
+        return tf.reduce_mean(value, axis=list(range(1, value.shape.rank)))
+
+    return [per_example(value) for value in loss] if isinstance(loss, tuple) else per_example(loss)
+
+
+calculate_2d_loss = calculate_3d_loss  # 1.8 had one copy per rank; the cropping is the same
+
+
+class TFMelSpectrogram(tf.keras.layers.Layer):
+    """TensorFlowTTS 1.8's mel-spectrogram loss: L1 between the natural-log mels of two waveforms.
+
+    Its mel is TensorFlow's (`tf.signal.linear_to_mel_weight_matrix`, no centre padding), not
+    the feature mel of `audio.mel`; our vocoder recipes compare feature mels instead. Kept so
+    1.8 code that builds this loss runs unchanged.
+    """
+
+    def __init__(self, n_mels=80, f_min=80.0, f_max=7600, frame_length=1024, frame_step=256, fft_length=1024,
+                 sample_rate=16000, **kwargs):
+        super().__init__(**kwargs)
+        self.frame_length = frame_length
+        self.frame_step = frame_step
+        self.fft_length = fft_length
+        self.filterbank = tf.signal.linear_to_mel_weight_matrix(n_mels, fft_length // 2 + 1, sample_rate, f_min, f_max)
+
+    def log_mel(self, signals):
+        """signals (B, T) -> natural-log mel (B, frames, n_mels)."""
+        magnitude = tf.abs(tf.signal.stft(signals, self.frame_length, self.frame_step, self.fft_length))
+        return tf.math.log(tf.tensordot(magnitude, self.filterbank, 1) + 1e-6)
+
+    def call(self, y, x):
+        """y: target (B, T), x: prediction (B, T) -> (B,) mean absolute log-mel difference."""
+        return tf.reduce_mean(tf.abs(self.log_mel(y) - self.log_mel(x)), axis=[1, 2])

@@ -1,6 +1,7 @@
 """models."""
 from tensorflow_tts.models.fastspeech import TFFastSpeech
 from tensorflow_tts.models.fastspeech2 import TFFastSpeech2
+from tensorflow_tts.layers.pqmf import TFPQMF  # 1.8 exported it here
 from tensorflow_tts.models.hifigan import (
     TFHifiGANDiscriminator,
     TFHifiGANGenerator,

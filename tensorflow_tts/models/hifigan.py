@@ -8,6 +8,7 @@ from tensorflow_tts.configs.hifigan import (
 )
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import (
+    TFHifiResBlock,  # noqa: F401  (1.8's import path)
     TFMultiHifiResBlock,
     make_activation,
     seeded_initializer,

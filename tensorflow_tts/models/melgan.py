@@ -15,6 +15,7 @@ from tensorflow_tts.layers.residual_stack import (
     make_activation,
     seeded_initializer,
 )
+from tensorflow_tts.layers.upsample import TFConvTranspose1d  # noqa: F401  (1.8's import path)
 from tensorflow_tts.layers.weight_norm import conv1d
 
 # BaseVocoderGenerator and the legacy name patterns were defined here; this path keeps them importable.

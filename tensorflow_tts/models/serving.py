@@ -6,6 +6,8 @@ methods instead of switching on its model_type or calling its private methods.
 
 import tensorflow as tf
 
+from tensorflow_tts.models.pretrained import save_model
+
 
 def function_over(specs, call):
     """A tf.function over the named TensorSpecs ``specs`` (arguments by position) that calls
@@ -32,6 +34,8 @@ class ServableModel:
       models read them from their config); returns the model.
     * ``num_mels``: mel bins made (acoustic) or read (vocoder); ``mel_output``: for acoustic
       models, the name of the output holding the mels to vocode.
+
+    It also keeps 1.8's ``model._build()`` and ``model.save_pretrained(dir)``.
     """
 
     mel_output = None
@@ -44,6 +48,17 @@ class ServableModel:
 
     def build_once(self, num_mels=80):
         raise NotImplementedError
+
+    def _build(self):
+        """TensorFlowTTS 1.8's name for `build_once` (its default mel bins)."""
+        self.build_once()
+
+    def save_pretrained(self, saved_dir):
+        """1.8's ``model.save_pretrained(dir)``: ``config.yml`` and ``model.h5`` (built first if
+        needed), which `TFAutoModel.from_pretrained(dir)` reads back; returns the folder."""
+        if not self.built:
+            self.build_once()
+        return save_model(self, saved_dir)
 
     def serving_function(self, batch_size=None):
         """``serve`` as a tf.function over ``serving_signature`` (see `function_over`)."""

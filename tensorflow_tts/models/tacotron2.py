@@ -181,7 +181,7 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
 
         With ``targets`` (B, F, n_mels) it teacher-forces: step 0 gets a zero frame and step
         t + 1 gets ``ratio * targets[:, r*t + r-1] + (1 - ratio) * (own last frame)``, for
-        ceil(F / r) steps. Without, it feeds back its own last frame and stops when every
+        ceil(F / r) steps (at most ``maximum_iterations`` when given). Without, it feeds back its own last frame and stops when every
         sequence has predicted a stop or after ``maximum_iterations`` steps.
 
         Returns:
@@ -200,6 +200,8 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             max_steps = (num_frames + r - 1) // r
             targets = tf.pad(targets, [[0, 0], [0, max_steps * r - num_frames], [0, 0]])
             teacher_frames = targets[:, r - 1 :: r]  # (B, S, n_mels): what step t + 1 gets
+            if maximum_iterations is not None:
+                max_steps = tf.minimum(max_steps, tf.cast(maximum_iterations, tf.int32))
         else:
             max_steps = tf.constant(maximum_iterations, tf.int32)
         mix = not (isinstance(teacher_forcing_ratio, (int, float)) and teacher_forcing_ratio == 1.0)
@@ -258,9 +260,10 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         residual = self.residual_projection(self.postnet(decoder_output, step_mask=step_mask, training=training))
         return decoder_output + residual
 
-    def call(self, input_ids, input_lengths, speaker_ids, mel_gts, mel_lengths=None, training=False,
-             teacher_forcing_ratio=1.0, maximum_iterations=None, prenet_seed=None):
-        """Teacher-forced pass (training and evaluation).
+    def call(self, input_ids, input_lengths, speaker_ids, mel_gts, mel_lengths=None, maximum_iterations=None,
+             use_window_mask=False, win_front=2, win_back=3, training=False, teacher_forcing_ratio=1.0,
+             prenet_seed=None):
+        """Teacher-forced pass (training and evaluation); the arguments up to ``training`` keep 1.8's order.
 
         Args:
             input_ids: (B, T_in) int32 token ids.
@@ -272,8 +275,11 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             training: dropout, batch-norm batch statistics, zoneout masks.
             teacher_forcing_ratio: scalar; 1 feeds the ground truth, less mixes in the
                 model's own previous frame (scheduled teacher forcing, as in 1.8).
-            maximum_iterations: only with ``legacy_free_running_eval`` and training off
+            maximum_iterations: at most this many decoder steps (None: ceil(F / r)); with
+                ``legacy_free_running_eval`` and training off, the free-running cap
                 (default ``self.maximum_iterations``).
+            use_window_mask, win_front, win_back: attend only to tokens ``peak - win_front
+                .. peak + win_back`` of the previous step's peak (see `setup_window`).
             prenet_seed: optional int (or int32 scalar) for reproducible prenet dropout.
 
         Returns:
@@ -284,10 +290,12 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             steps instead (1.8's evaluation call).
         """
         keys, values, input_mask = self._encode(input_ids, input_lengths, speaker_ids, training)
+        window = (int(win_front), int(win_back)) if use_window_mask else None
         if self.config.legacy_free_running_eval and not training:
             decoder_output, stop_logits, alignments = self._decode(
                 keys, values, input_mask, training,
                 maximum_iterations=maximum_iterations or self.maximum_iterations,
+                window=window,
                 prenet_seed=prenet_seed,
             )
             step_mask = None
@@ -296,6 +304,8 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
                 keys, values, input_mask, training,
                 targets=mel_gts,
                 teacher_forcing_ratio=teacher_forcing_ratio,
+                maximum_iterations=maximum_iterations,
+                window=window,
                 prenet_seed=prenet_seed,
             )
             step_mask = None

@@ -93,6 +93,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
         kwargs.setdefault("name", self.default_name)
         super().__init__(**kwargs)
         self.config = config = self.config_class.coerce(config)
+        self._inference_tflite = None  # see inference_tflite
 
     def _build_frame(self, make_stage):
         """The layout MelGAN and HiFi-GAN share: reflect-padded first conv; per upsampling scale
@@ -144,6 +145,21 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
     def inference(self, mels):
         """Args: mels ``(B, T, num_mels)``, any T. Returns audio ``(B, T * hop_size, 1)``."""
         return self(mels, training=False)
+
+    @property
+    def inference_tflite(self):
+        """1.8's batch-1 tf.function for TFLite conversion: mels ``(1, T, num_mels)`` -> audio ``(1, T * hop_size, 1)``.
+
+        Made on first use, when the mel bins are known (a static channel axis keeps the
+        convolutions builtin TFLite ops).
+        """
+        if self._inference_tflite is None:
+            if not self.built:
+                self.build_once()
+            self._inference_tflite = tf.function(
+                lambda mels: self(mels, training=False), input_signature=self.serving_signature(1)
+            )
+        return self._inference_tflite
 
     def build_once(self, num_mels=80):
         """Create the weights for ``num_mels`` mel bins (traces ``call`` symbolically; no audio is made)."""

@@ -18,6 +18,8 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
+PROCESSOR_FILE_NAME = "processor.json"  # the mapper in a save_pretrained folder
+
 Item = Tuple[str, str, str]  # (text, wav_path, speaker_name)
 
 
@@ -284,9 +286,14 @@ class BaseProcessor(abc.ABC):
         path.write_text(json.dumps(mapper, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         return str(path)
 
+    @classmethod
+    def mapper_file_name(cls) -> str:
+        """The mapper's name in a dump folder: ``<dataset_name>_mapper.json``."""
+        return f"{cls.dataset_name}_mapper.json"
+
     def save_pretrained(self, saved_dir) -> str:
-        """Write `<saved_dir>/<dataset_name>_mapper.json` and return its path."""
-        return self.save_mapper(Path(saved_dir) / f"{self.dataset_name}_mapper.json")
+        """Write `<saved_dir>/processor.json` (as TensorFlowTTS 1.8 did) and return its path."""
+        return self.save_mapper(Path(saved_dir) / PROCESSOR_FILE_NAME)
 
     @classmethod
     def from_pretrained(cls, path) -> "BaseProcessor":

@@ -45,7 +45,7 @@ def get_processor_class(name: str) -> Type[BaseProcessor]:
 
 def default_mapper_path(name: str) -> Path:
     """The mapper JSON shipped with the package for a processor or dataset name."""
-    return PRETRAINED_DIR / f"{get_processor_class(name).dataset_name}_mapper.json"
+    return PRETRAINED_DIR / get_processor_class(name).mapper_file_name()
 
 
 def load_processor(path) -> BaseProcessor:

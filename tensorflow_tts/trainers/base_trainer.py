@@ -91,23 +91,26 @@ class BaseTrainer:
     """The training loop shared by every trainer.
 
     Args:
-        config: a TrainerConfig, or a dict of its keys (unknown keys are errors; use
-            `TrainerConfig.split` on a flat example YAML).
+        config: a TrainerConfig, or a whole training YAML as a dict (TensorFlowTTS 1.8's way):
+            its trainer keys are checked, the others are logged once and readable as
+            ``self.config["key"]`` (`TrainerConfig.from_training_yaml`).
         strategy: from `tensorflow_tts.utils.return_strategy()`; defaults to the current one.
         steps, epochs: starting counters (overwritten by `resume`).
         is_mixed_precision: train in mixed precision: `mixed_float16` with a dynamic loss scale
             on GPU, `mixed_bfloat16` on CPU. Sets the global Keras policy, so construct the
             trainer before the models.
 
+    1.8's positional order ``(steps, epochs, config, strategy, ...)`` is recognised by its
+    integer first argument.
+
     Subclasses call `_register_group` from their `compile` and implement
     `compute_group_losses`; see Seq2SeqBasedTrainer and GanBasedTrainer.
     """
 
     def __init__(self, config, strategy=None, steps=0, epochs=0, is_mixed_precision=False):
-        if isinstance(config, TrainerConfig):
-            self.config = config
-        else:
-            self.config = TrainerConfig.from_dict(dict(config), source=f"{type(self).__name__} config")
+        if isinstance(config, int) and not isinstance(config, bool):
+            config, strategy, steps, epochs = steps, epochs, config, strategy
+        self.config = config
         self.strategy = strategy or tf.distribute.get_strategy()
         self.steps = int(steps)
         self.epochs = int(epochs)
@@ -134,6 +137,31 @@ class BaseTrainer:
         self._train_writer = None
         self._eval_writer = None
         self._profiling = False
+
+    @property
+    def config(self):
+        """The TrainerConfig; 1.8 subclasses that assign their YAML dict here get it converted."""
+        return self._config
+
+    @config.setter
+    def config(self, config):
+        if not isinstance(config, TrainerConfig):
+            if config is getattr(self, "_yaml", None):
+                return  # a 1.8 subclass assigning the YAML it passed to the constructor
+            self._yaml = config
+            config = TrainerConfig.from_training_yaml(dict(config), source=f"{type(self).__name__} config")
+        self._config = config
+
+    # TensorFlowTTS 1.8 trainers called these from their constructors; the loop keeps its
+    # own running means, so they have nothing to do (deprecated).
+    def init_train_eval_metrics(self, list_metrics_name):
+        """Deprecated no-op (1.8): losses are averaged and logged under the names they are returned with."""
+
+    def reset_states_train(self):
+        """Deprecated no-op (1.8)."""
+
+    def reset_states_eval(self):
+        """Deprecated no-op (1.8)."""
 
     # ------------------------------------------------------------------ subclass surface
 

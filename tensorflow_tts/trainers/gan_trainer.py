@@ -1,5 +1,7 @@
 """GanBasedTrainer: generator + discriminator, each with its optimizer (MelGAN, MB-MelGAN, HiFi-GAN)."""
 
+import inspect
+
 import tensorflow as tf
 
 from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
@@ -11,13 +13,30 @@ class GanBasedTrainer(BaseTrainer):
 
     A model's trainer implements `generate(batch, training)`,
     `compute_per_example_generator_losses(batch, outputs, adversarial)` and
-    `compute_per_example_discriminator_losses(batch, outputs)`.
+    `compute_per_example_discriminator_losses(batch, outputs)`. A TensorFlowTTS 1.8 subclass's
+    `compute_per_example_generator_losses(batch, outputs)`, without `adversarial`, is called
+    as it is.
     """
 
     sampling_rate = 22050  # for audio summaries; set from the model config in a subclass
 
+    def __init__(self, config, strategy=None, steps=0, epochs=0, is_mixed_precision=False,
+                 is_generator_mixed_precision=False, is_discriminator_mixed_precision=False):
+        """As BaseTrainer; 1.8's ``is_generator_mixed_precision`` and
+        ``is_discriminator_mixed_precision`` are accepted, either one turning mixed precision
+        on for both (it is one global Keras policy)."""
+        super().__init__(
+            config, strategy, steps, epochs,
+            is_mixed_precision or is_generator_mixed_precision or is_discriminator_mixed_precision,
+        )
+
     def compile(self, gen_model, dis_model, gen_optimizer, dis_optimizer):
         """Attach the (already built) models and their optimizers; call inside strategy.scope()."""
+        # A 1.8 subclass's generator losses take (batch, outputs) and decide on the
+        # adversarial terms themselves.
+        self._generator_losses_take_adversarial = (
+            "adversarial" in inspect.signature(self.compute_per_example_generator_losses).parameters
+        )
         self._generator = gen_model
         self._discriminator = dis_model
         self._gen_optimizer = self._register_group(
@@ -48,6 +67,8 @@ class GanBasedTrainer(BaseTrainer):
         if group_name == "generator":
             outputs = _to_float32(self.generate(batch, training=training))
             state["outputs"] = outputs
+            if not self._generator_losses_take_adversarial:
+                return self.compute_per_example_generator_losses(batch, outputs)
             return self.compute_per_example_generator_losses(batch, outputs, adversarial=adversarial)
         outputs = state.get("outputs")
         if outputs is None:  # generator frozen (var_train_expr), in evaluation order, or under jit_compile

@@ -1,5 +1,6 @@
 """Seq2SeqBasedTrainer: one model, one optimizer (Tacotron 2, FastSpeech, FastSpeech 2)."""
 
+import inspect
 import logging
 
 from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
@@ -33,8 +34,13 @@ class Seq2SeqBasedTrainer(BaseTrainer):
         super().load_pretrained(path)
 
     def call_model(self, batch, training):
-        """Run the model on a batch dict; override to pick and order the inputs."""
-        return self.model(batch, training=training)
+        """Run the model on a batch dict; override to pick and order the inputs.
+
+        By default as TensorFlowTTS 1.8 did, ``model(**batch)``, passing the entries the
+        model's ``call`` names (1.8's models swallowed the others).
+        """
+        parameters = inspect.signature(self.model.call).parameters
+        return self.model(**{key: value for key, value in batch.items() if key in parameters}, training=training)
 
     def compute_per_example_losses(self, batch, outputs):
         """{loss_name: [B]} (or (total [B], {loss_name: [B]})) from a batch and float32 outputs."""

@@ -1,13 +1,7 @@
 """Small helpers that import no other package folder: strategy selection, plotting, logging set-up, checkpoint loading.
 
-`return_strategy` (1.8's `from tensorflow_tts.utils import return_strategy`) is imported
-lazily, so importing this package does not import TensorFlow.
+The names TensorFlowTTS 1.8 exported here (`return_strategy`, `find_files`, `TFGriffinLim`,
+`english_cleaners`, `calculate_2d_loss`, `WeightNormalization`, ...) still import from
+`tensorflow_tts.utils`: `tensorflow_tts.moved.MOVED_NAMES` maps each to its home, imported
+on first use, so importing this package imports neither TensorFlow nor another folder.
 """
-
-
-def __getattr__(name):
-    if name == "return_strategy":
-        from tensorflow_tts.utils.strategy import return_strategy
-
-        return return_strategy
-    raise AttributeError(f"module 'tensorflow_tts.utils' has no attribute {name!r}")
