@@ -87,5 +87,10 @@ class FastSpeechConfig(BaseConfig):
                 raise ConfigError(
                     f"{part}_hidden_act {activation!r} is not one of {', '.join(ACTIVATIONS)}"
                 )
+        if self.n_speakers is None:
+            raise ConfigError(
+                "n_speakers: null takes the number of speakers from a dump, which the training and "
+                "decode scripts read; set a number to build the model without one"
+            )
         if self.n_speakers < 1:
             raise ConfigError(f"n_speakers must be at least 1, got {self.n_speakers}")
