@@ -70,11 +70,9 @@ class TFReflectionPad1d(tf.keras.layers.Layer):
         return {**super().get_config(), "padding_size": self.padding_size, "padding_type": self.padding_type}
 
 
-class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
-    """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
-
-    Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
-    """
+class _ResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
+    """The arguments both vocoder residual blocks take, in TensorFlowTTS 1.8's order; a subclass
+    builds its convs from them."""
 
     hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
         "nonlinear_activation_params", "is_weight_norm", "initializer_seed", "padding_type")
@@ -99,23 +97,29 @@ class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
         self.use_bias = use_bias
         self.nonlinear_activation = nonlinear_activation
         self.nonlinear_activation_params = dict(nonlinear_activation_params or {"alpha": 0.2})
-        self.padding_type = padding_type
         self.is_weight_norm = is_weight_norm
         self.initializer_seed = initializer_seed
-
+        self.padding_type = padding_type
         self.activation = make_activation(nonlinear_activation, self.nonlinear_activation_params)
-        self.pad = TFReflectionPad1d((kernel_size - 1) // 2 * dilation_rate, padding_type=padding_type)
-        common = dict(use_bias=use_bias, weight_norm=is_weight_norm)
+
+
+class TFResidualStack(_ResidualBlock):
+    """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
+
+    Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
+    """
+
+    def __init__(self, kernel_size, filters, dilation_rate, *args, **kwargs):
+        super().__init__(kernel_size, filters, dilation_rate, *args, **kwargs)
+        self.pad = TFReflectionPad1d((kernel_size - 1) // 2 * dilation_rate, padding_type=self.padding_type)
+        common = dict(use_bias=self.use_bias, weight_norm=self.is_weight_norm)
+        seed = self.initializer_seed
         self.dilated_conv = conv1d(
             filters, kernel_size, dilation_rate=dilation_rate, name="dilated_conv",
-            kernel_initializer=seeded_initializer(initializer_seed, 0), **common,
+            kernel_initializer=seeded_initializer(seed, 0), **common,
         )
-        self.pointwise_conv = conv1d(
-            filters, 1, name="pointwise_conv", kernel_initializer=seeded_initializer(initializer_seed, 1), **common
-        )
-        self.shortcut = conv1d(
-            filters, 1, name="shortcut", kernel_initializer=seeded_initializer(initializer_seed, 2), **common
-        )
+        self.pointwise_conv = conv1d(filters, 1, name="pointwise_conv", kernel_initializer=seeded_initializer(seed, 1), **common)
+        self.shortcut = conv1d(filters, 1, name="shortcut", kernel_initializer=seeded_initializer(seed, 2), **common)
 
     def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
@@ -124,7 +128,7 @@ class TFResidualStack(HyperParameterConfig, tf.keras.layers.Layer):
         return self.shortcut(x) + y
 
 
-class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
+class TFHifiResBlock(_ResidualBlock):
     """HiFi-GAN residual block (type 1): for each dilation d,
     ``x = x + conv(pad(act(conv_d(pad(act(x))))))``.
 
@@ -134,48 +138,23 @@ class TFHifiResBlock(HyperParameterConfig, tf.keras.layers.Layer):
     is accepted (1.8's arguments, in 1.8's order) and has no effect.
     """
 
-    hyperparameters = ("kernel_size", "filters", "dilation_rate", "use_bias", "nonlinear_activation",
-        "nonlinear_activation_params", "is_weight_norm", "initializer_seed", "padding_type")
-
-    def __init__(
-        self,
-        kernel_size,
-        filters,
-        dilation_rate,
-        use_bias=True,
-        nonlinear_activation="LeakyReLU",
-        nonlinear_activation_params=None,
-        is_weight_norm=False,
-        initializer_seed=42,
-        padding_type="REFLECT",
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.kernel_size = kernel_size
-        self.filters = filters
-        self.dilation_rate = list(dilation_rate)
-        self.use_bias = use_bias
-        self.nonlinear_activation = nonlinear_activation
-        self.nonlinear_activation_params = dict(nonlinear_activation_params or {"alpha": 0.2})
-        self.is_weight_norm = is_weight_norm  # no effect, see the class docstring
-        self.padding_type = padding_type
-        self.initializer_seed = initializer_seed
-
-        self.activation = make_activation(nonlinear_activation, self.nonlinear_activation_params)
+    def __init__(self, kernel_size, filters, dilation_rate, *args, **kwargs):
+        super().__init__(kernel_size, filters, list(dilation_rate), *args, **kwargs)
+        seed, padding_type = self.initializer_seed, self.padding_type
         self.dilated_pads, self.dilated_convs, self.pads, self.convs = [], [], [], []
         for i, dilation in enumerate(self.dilation_rate):
             self.dilated_pads.append(TFReflectionPad1d((kernel_size - 1) // 2 * dilation, padding_type=padding_type))
             self.dilated_convs.append(
                 tf.keras.layers.Conv1D(
-                    filters, kernel_size, dilation_rate=dilation, use_bias=use_bias,
-                    kernel_initializer=seeded_initializer(initializer_seed, 2 * i), name=f"dilated_conv_._{i}",
+                    filters, kernel_size, dilation_rate=dilation, use_bias=self.use_bias,
+                    kernel_initializer=seeded_initializer(seed, 2 * i), name=f"dilated_conv_._{i}",
                 )
             )
             self.pads.append(TFReflectionPad1d((kernel_size - 1) // 2, padding_type=padding_type))
             self.convs.append(
                 tf.keras.layers.Conv1D(
-                    filters, kernel_size, use_bias=use_bias,
-                    kernel_initializer=seeded_initializer(initializer_seed, 2 * i + 1), name=f"conv_._{i}",
+                    filters, kernel_size, use_bias=self.use_bias,
+                    kernel_initializer=seeded_initializer(seed, 2 * i + 1), name=f"conv_._{i}",
                 )
             )
 
