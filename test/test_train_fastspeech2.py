@@ -274,7 +274,8 @@ def test_every_fastspeech_example_recipe_loads(path, tmp_path):
     from tensorflow_tts.processor import LJSpeechProcessor
     from tensorflow_tts.recipes.acoustic import load_recipe
 
-    LJSpeechProcessor().save_pretrained(tmp_path)  # a dump of one speaker sizes `n_speakers: null`
+    processor = LJSpeechProcessor()
+    processor.save_mapper(tmp_path / processor.mapper_file_name())  # as preprocessing: sizes `n_speakers: null`
     recipe = load_recipe(path, None, dump_dir=tmp_path)
     assert recipe.use_griffin is (path.name == "fastspeech2libritts.yaml")
 

@@ -17,7 +17,7 @@ REPORT_NAME = "preprocess_report.json"
 # The preprocessing settings the dump was made with, so later stages can invert or check
 # its features (e.g. Griffin-Lim audio at evaluation) without being told the YAML again.
 CONFIG_NAME = "preprocess_config.yml"
-# The processor's symbol table and speakers, `<dataset>_mapper.json` (processor.save_pretrained).
+# The processor's symbol table and speakers, `<dataset>_mapper.json` (processor.save_mapper).
 MAPPER_GLOB = "*_mapper.json"
 STATS_NAME = "stats.npy"
 F0_STATS_NAME = "stats_f0.npy"
