@@ -187,10 +187,13 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     def _setup_inference_fn(self):
         """`inference` (any batch) and `inference_tflite` (batch 1) as tf.functions, as in 1.8."""
         signature = self.serving_signature(batch_size=None)
-        self.inference = tf.function(self._checked_inference, input_signature=signature, reduce_retracing=True)
+        self.inference = tf.function(
+            self._checked_inference, input_signature=signature, reduce_retracing=True, autograph=False
+        )
         # No Assert op here: the batch-1 function is the one users convert to builtin-only TFLite.
         self.inference_tflite = tf.function(
-            self._inference, input_signature=self.serving_signature(batch_size=1), reduce_retracing=True
+            self._inference, input_signature=self.serving_signature(batch_size=1), reduce_retracing=True,
+            autograph=False,
         )
 
     @staticmethod

@@ -35,7 +35,7 @@ class TFMBMelGANGenerator(TFMelGANGenerator):
         audio = self.pqmf.synthesis(subbands)
         return (audio, subbands) if return_subbands else audio
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def inference(self, mels):
         """Args: mels ``(B, T, num_mels)``, any T. Returns audio ``(B, T * hop_size, 1)`` (PQMF synthesis)."""
         return self(mels, training=False)

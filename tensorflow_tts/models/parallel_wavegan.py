@@ -94,7 +94,7 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
         x = self.last_convs[1](tf.nn.relu(self.last_convs[0](tf.nn.relu(x))))
         return tf.math.tanh(x)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def inference(self, mels, noise=None):
         """Args: mels ``(B, T, num_mels)``, any T; noise as in ``call``. Returns audio ``(B, T * hop_size, 1)``."""
         return self(mels, training=False, noise=noise)

@@ -123,9 +123,11 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     def _setup_inference_fn(self):
         """`inference` (any batch) and `inference_tflite` (batch 1) as tf.functions, as in 1.8."""
         self.inference = tf.function(
-            self._inference, input_signature=self.serving_signature(None), reduce_retracing=True
+            self._inference, input_signature=self.serving_signature(None), reduce_retracing=True, autograph=False
         )
-        self.inference_tflite = tf.function(self._inference_tflite, input_signature=self.serving_signature(1))
+        self.inference_tflite = tf.function(
+            self._inference_tflite, input_signature=self.serving_signature(1), autograph=False
+        )
 
     mel_output = "mel_outputs"
 

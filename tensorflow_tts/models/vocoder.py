@@ -141,7 +141,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
     def hop_size(self):
         return self.config.hop_size
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def inference(self, mels):
         """Args: mels ``(B, T, num_mels)``, any T. Returns audio ``(B, T * hop_size, 1)``."""
         return self(mels, training=False)
@@ -157,7 +157,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
             if not self.built:
                 self.build_once()
             self._inference_tflite = tf.function(
-                lambda mels: self(mels, training=False), input_signature=self.serving_signature(1)
+                lambda mels: self(mels, training=False), input_signature=self.serving_signature(1), autograph=False
             )
         return self._inference_tflite
 

@@ -1,0 +1,286 @@
+"""How close each speed figure is to what this machine's arithmetic and memory allow.
+
+For the workloads of the side-by-side comparison with TensorFlowTTS 1.8 (FastSpeech2 v1
+inference, 120 ids -> 600 frames; the MB-MelGAN v1 generator on 10 s of mel (upsampling 2, 4, 8
+as the comparison's headline figure, or `--upsample-scales 8 4 2`); a FastSpeech2
+training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; Tacotron2 v1,
+600 frames) it prints:
+
+- FLOPs per call, counted from the traced graph (every MatMul, BatchMatMul, Conv2D and conv
+  gradient, with its static shapes; the forward passes are traced at the frame count they run at);
+- time per op family from a TensorFlow profiler trace of the real call, and the GFLOP/s each
+  family reaches as a share of this machine's sustained fp32 matmul speed (2048^2, both cores);
+- the floor: the time the GEMM-like FLOPs need at that speed if nothing else ran; for
+  Tacotron2 the decoder reads its weights once per step, so its floor is bytes / bandwidth
+  (this machine's read bandwidth over a 512 MB array).
+
+A figure whose floor is above the time asked of it (a ratio to 1.8's time measured by
+`../shared/peers/compare.py`) cannot be met at fp32; see benchmarks/README.md.
+
+    python benchmarks/roofline.py                      # all workloads
+    python benchmarks/roofline.py --workloads fs2_infer vocoder --repeats 5
+"""
+
+import argparse
+import math
+import statistics
+import time
+
+import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+
+import numpy as np
+import tensorflow as tf
+
+from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
+from measure import finish, machine_report, profile_op_types
+
+WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
+# Profiler op type -> family. Order matters: the first substring that matches wins.
+FAMILIES = (
+    ("Conv2DBackpropFilter", "conv_grad_filter"),
+    ("Conv2DBackpropInput", "conv_grad_input"),
+    ("Conv2D", "conv"),
+    ("BatchMatMul", "batch_matmul"),
+    ("MatMul", "matmul"),
+)
+GEMM = {family for _, family in FAMILIES}
+
+
+def family(op_type):
+    return next((name for key, name in FAMILIES if key in op_type), "other")
+
+
+def _size(shape):
+    return math.prod(int(size) for size in shape)
+
+
+def op_flops(op):
+    """FLOPs of one GEMM-like graph op from its static shapes (0 for other ops, None if unknown)."""
+    kind = family(op.type)
+    if kind == "other":
+        return 0
+    try:
+        if kind == "matmul":
+            a = op.inputs[0].shape
+            return 2 * _size(op.outputs[0].shape) * int(a[0] if op.get_attr("transpose_a") else a[1])
+        if kind == "batch_matmul":
+            a = op.inputs[0].shape
+            return 2 * _size(op.outputs[0].shape) * int(a[-2] if op.get_attr("adj_x") else a[-1])
+        if kind == "conv":  # input, filter (kh, kw, cin, cout)
+            return 2 * _size(op.outputs[0].shape) * _size(op.inputs[1].shape[:3])
+        # gradients: (input or filter sizes, filter or input, out_backprop); the same MACs as the forward conv
+        out_backprop = op.inputs[2].shape
+        filter_shape = op.outputs[0].shape if kind == "conv_grad_filter" else op.inputs[1].shape
+        return 2 * _size(out_backprop) * _size(filter_shape[:3])
+    except (TypeError, ValueError):  # a dimension unknown at trace time
+        return None
+
+
+def graph_flops(concrete_function):
+    """GEMM FLOPs per family in a traced function (and the functions it calls, e.g. while loops' bodies)."""
+    totals, unknown = {}, 0
+    graphs = [concrete_function.graph]
+    seen = set()
+    while graphs:
+        graph = graphs.pop()
+        for op in graph.get_operations():
+            flops = op_flops(op)
+            if flops is None:
+                unknown += 1
+            elif flops:
+                totals[family(op.type)] = totals.get(family(op.type), 0) + flops
+            for attr in ("body", "then_branch", "else_branch", "f"):
+                try:
+                    name = op.get_attr(attr).name
+                except (ValueError, AttributeError):
+                    continue
+                if name not in seen and name in graph._functions:  # noqa: SLF001 (the FuncGraph's library)
+                    seen.add(name)
+                    graphs.append(graph._functions[name].graph)  # noqa: SLF001
+    return totals, unknown
+
+
+# --------------------------------------------------------------------------- the machine
+def matmul_gflops(repeats):
+    a = tf.random.normal([2048, 2048])
+    matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, a)))
+    matmul().numpy()
+    return 2 * 2048**3 / fastest(lambda: matmul().numpy(), repeats) / 1e9
+
+
+def read_bandwidth(repeats):
+    """GB/s of summing a 512 MB float32 array (one read pass), fastest run."""
+    x = tf.random.uniform([128 * 2**20])
+    total = tf.function(lambda: tf.reduce_sum(x))
+    total().numpy()
+    return x.shape[0] * 4 / fastest(lambda: total().numpy(), repeats) / 1e9
+
+
+def fastest(function, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def median_seconds(function, repeats):
+    function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# --------------------------------------------------------------------------- workloads
+def _fs2_train_inputs(batch, tokens, frames, vocab_size):
+    rng = np.random.default_rng(3)
+    durations = np.full([batch, tokens], frames // tokens, np.int32)
+    durations[:, -1] += frames - durations.sum(axis=1)
+    return dict(
+        input_ids=tf.constant(rng.integers(1, vocab_size, size=(batch, tokens)).astype(np.int32)),
+        speaker_ids=tf.zeros([batch], tf.int32),
+        duration_gts=tf.constant(durations),
+        f0_gts=tf.constant(rng.standard_normal((batch, tokens)).astype(np.float32)),
+        energy_gts=tf.constant(rng.standard_normal((batch, tokens)).astype(np.float32)),
+        mel_gts=tf.constant(rng.standard_normal((batch, frames, 80)).astype(np.float32)),
+    )
+
+
+def adam_step(model, loss_of):
+    """A tf.function: one Adam step on `loss_of(model, **batch)` (the comparison's training step)."""
+    optimizer = tf.keras.optimizers.Adam(1e-4)
+
+    @tf.function
+    def step(**batch):
+        with tf.GradientTape() as tape:
+            loss = loss_of(model, **batch)
+        pairs = [(g, v) for g, v in zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+                 if g is not None]
+        optimizer.apply_gradients(pairs)
+        return loss
+
+    return step
+
+
+def fs2_loss(model, input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, mel_gts):
+    mel_before, mel_after, durations, f0, energy = model(
+        input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, training=True, num_frames=mel_gts.shape[1])[:5]
+    log_durations = tf.math.log(tf.cast(duration_gts, tf.float32) + 1.0)
+    return (tf.reduce_mean(tf.abs(mel_gts - mel_before)) + tf.reduce_mean(tf.abs(mel_gts - mel_after))
+            + tf.reduce_mean(tf.square(log_durations - durations)) + tf.reduce_mean(tf.square(f0_gts - f0))
+            + tf.reduce_mean(tf.square(energy_gts - energy)))
+
+
+def build_mb_melgan(upsample_scales):
+    """MB-MelGAN v1 (filters 384, 4 stacks, 4 sub-bands) with the given upsampling order, built."""
+    from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
+    from tensorflow_tts.models import TFMBMelGANGenerator
+
+    config = MultiBandMelGANGeneratorConfig(out_channels=4, filters=384, upsample_scales=list(upsample_scales),
+                                            stacks=4, is_weight_norm=False, subbands=4)
+    return TFMBMelGANGenerator(config).build_once(80)
+
+
+def workload(name, args):
+    """-> (run: () -> None, counted: a concrete function whose graph has the same GEMMs with static shapes, extra)."""
+    if name == "fs2_infer":
+        model = build_fastspeech2(5)
+        inputs = acoustic_inputs(120)
+        names = ("input_ids", "speaker_ids", "speed_ratios", "f0_ratios", "energy_ratios")
+        args = [tf.constant(inputs[key]) for key in names]
+        batch = _fs2_train_inputs(1, 120, 600, model.config.vocab_size)
+        forward = tf.function(lambda **b: model(b["input_ids"], b["speaker_ids"], b["duration_gts"], b["f0_gts"],
+                                                b["energy_gts"], training=False, num_frames=600))
+        return lambda: model.inference(*args)[1].numpy(), forward.get_concrete_function(**batch), {}
+    if name == "vocoder":
+        model = build_mb_melgan(args.upsample_scales)
+        frames = math.ceil(10.0 * 22050 / 256)
+        mel = tf.random.normal([1, frames, 80], seed=1)
+        function = tf.function(lambda m: model.inference(m))
+        return lambda: function(mel).numpy(), function.get_concrete_function(mel), {"mel_frames": frames}
+    if name == "fs2_train":
+        model = build_fastspeech2(5)
+        batch = _fs2_train_inputs(16, 120, 600, model.config.vocab_size)
+        step = adam_step(model, fs2_loss)
+        return lambda: step(**batch).numpy(), step.get_concrete_function(**batch), {"batch": "16 x 600 frames"}
+    if name == "voc_train":
+        model = build_mb_melgan(args.upsample_scales)
+        mels = tf.random.normal([8, 32, 80], seed=2)
+        waves = tf.random.uniform([8, 32 * 256, 1], -0.5, 0.5, seed=3)
+        step = adam_step(model, lambda m, mels, waves: tf.reduce_mean(tf.abs(waves - m(mels, training=True))))
+        return (lambda: step(mels=mels, waves=waves).numpy(), step.get_concrete_function(mels=mels, waves=waves),
+                {"batch": "8 x 32 frames"})
+    if name == "tacotron2":
+        model = build_tacotron2(600)
+        inputs = acoustic_inputs(120)
+        args = [tf.constant(inputs[key]) for key in ("input_ids", "input_lengths", "speaker_ids")]
+        function = tf.function(lambda *a: model.inference(*a))
+        cell = model.decoder_cell
+        weight_bytes = sum(_size(v.shape) * v.dtype.size for v in cell.trainable_variables)
+        steps = 600 // model.config.reduction_factor
+        return lambda: function(*args)[1].numpy(), None, {"decoder_steps": steps, "weight_bytes_per_step": weight_bytes}
+    raise ValueError(name)
+
+
+def report(name, args, peak_gflops, bandwidth):
+    run, counted, extra = workload(name, args)
+    seconds = median_seconds(run, args.repeats)
+    op_ms = profile_op_types(run, args.profile_runs)
+    ms_by_family = {}
+    for op_type, ms in op_ms.items():
+        ms_by_family[family(op_type)] = ms_by_family.get(family(op_type), 0.0) + ms
+    entry = {"median_ms": round(seconds * 1e3, 1), **extra}
+    lines = [f"{name}: median {seconds * 1e3:.1f} ms"]
+    if counted is not None:
+        flops, unknown = graph_flops(counted)
+        total = sum(flops.values())
+        floor_ms = total / peak_gflops / 1e6
+        entry.update(gflop=round(total / 1e9, 2), unknown_shape_ops=unknown, floor_ms=round(floor_ms, 1),
+                     floor_share_of_median=round(floor_ms / (seconds * 1e3), 3), families={})
+        lines[0] += f"; {total / 1e9:.2f} GFLOP in GEMM-like ops -> floor {floor_ms:.1f} ms at {peak_gflops:.0f} GFLOP/s"
+        for kind in sorted(set(flops) | (set(ms_by_family) & GEMM)):
+            ms = ms_by_family.get(kind, 0.0)
+            rate = flops.get(kind, 0) / ms / 1e6 if ms else 0.0
+            entry["families"][kind] = {"gflop": round(flops.get(kind, 0) / 1e9, 2), "ms": round(ms, 1),
+                                       "gflops_per_s": round(rate), "share_of_peak": round(rate / peak_gflops, 2)}
+            lines.append(f"    {kind:<18} {flops.get(kind, 0) / 1e9:7.2f} GFLOP {ms:8.1f} ms  {rate:6.0f} GFLOP/s "
+                         f"({100 * rate / peak_gflops:3.0f} % of peak)")
+    else:  # memory-bound decoder: weights read once per step
+        bytes_read = extra["decoder_steps"] * extra["weight_bytes_per_step"]
+        floor_ms = bytes_read / bandwidth / 1e6
+        entry.update(bytes_read_gb=round(bytes_read / 1e9, 2), floor_ms=round(floor_ms, 1),
+                     achieved_gb_per_s=round(bytes_read / seconds / 1e9, 1),
+                     floor_share_of_median=round(floor_ms / (seconds * 1e3), 3))
+        lines[0] += (f"; decoder weights {extra['weight_bytes_per_step'] / 1e6:.1f} MB x {extra['decoder_steps']} steps = "
+                     f"{bytes_read / 1e9:.1f} GB -> floor {floor_ms:.0f} ms at {bandwidth:.1f} GB/s "
+                     f"(reaches {bytes_read / seconds / 1e9:.1f} GB/s)")
+    other = {family_: ms for family_, ms in ms_by_family.items() if family_ not in GEMM}
+    entry["other_ops_ms"] = round(sum(other.values()), 1)
+    top = sorted(((ms, op) for op, ms in op_ms.items() if family(op) == "other"), reverse=True)[:6]
+    lines.append(f"    other ops {entry['other_ops_ms']:.1f} ms: " + ", ".join(f"{op} {ms:.1f}" for ms, op in top))
+    print("\n".join(lines), flush=True)
+    return entry
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", nargs="*", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per workload (median)")
+    parser.add_argument("--profile-runs", type=int, default=2, help="runs traced by the profiler")
+    parser.add_argument("--upsample-scales", type=int, nargs=3, default=[2, 4, 8],
+                        help="MB-MelGAN's upsampling order (the comparison's headline figure uses 2 4 8; our v1 recipe 8 4 2)")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    print(machine_report())
+    peak, bandwidth = matmul_gflops(5), read_bandwidth(5)
+    print(f"sustained fp32 matmul 2048^2: {peak:.0f} GFLOP/s; read bandwidth {bandwidth:.1f} GB/s", flush=True)
+    results = {name: report(name, args, peak, bandwidth) for name in args.workloads}
+    return finish({"matmul_gflops": round(peak), "read_gb_per_s": round(bandwidth, 1), "results": results}, args.json)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
