@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tensorflow_tts.layers.conv1d import Conv1D
+from tensorflow_tts.layers.conv1d import PER_TAP_MIN_CHANNELS, Conv1D
 
 
 def gradients(layer, x):
@@ -23,8 +23,9 @@ def gradients(layer, x):
     [(3, "same", 1), (5, "same", 1), (1, "valid", 1), (3, "valid", 1), (3, "valid", 3), (7, "causal", 2), (3, "same", 2)],
 )
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])
-def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation, compiled):
-    x = tf.random.stateless_normal([2, 23, 6], seed=[1, 2])
+@pytest.mark.parametrize("in_channels", [6, PER_TAP_MIN_CHANNELS], ids=["im2col", "per-tap"])
+def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation, compiled, in_channels):
+    x = tf.random.stateless_normal([2, 23, in_channels], seed=[1, 2])
     ours = Conv1D(5, kernel_size, padding=padding, dilation_rate=dilation)
     keras = tf.keras.layers.Conv1D(5, kernel_size, padding=padding, dilation_rate=dilation)
     ours.build(x.shape)
@@ -37,9 +38,10 @@ def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
 
 
-def test_the_kernel_gradient_is_the_matmul_form():
+@pytest.mark.parametrize("in_channels", [4, PER_TAP_MIN_CHANNELS])
+def test_the_kernel_gradient_is_the_matmul_form(in_channels):
     """The custom gradient is what runs: no Conv2DBackpropFilter op in the traced gradient."""
-    x = tf.random.stateless_normal([2, 16, 4], seed=[3, 4])
+    x = tf.random.stateless_normal([2, 16, in_channels], seed=[3, 4])
     layer = Conv1D(3, 3, padding="same")
     layer.build(x.shape)
     graph = tf.function(gradients).get_concrete_function(layer, x).graph

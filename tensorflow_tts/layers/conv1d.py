@@ -1,4 +1,4 @@
-"""1-D convolution whose kernel gradient is one matrix product.
+"""1-D convolution whose kernel gradient is computed by matrix products.
 
 TensorFlow computes a Conv1D as a Conv2D over ``(B, 1, T, C)``, and on the CPU the kernel
 gradient of that form (``Conv2DBackpropFilter``) runs at well under half the speed of a
@@ -8,10 +8,8 @@ gradient of a stride-1 conv is a matmul:
 
     dW[k] = sum over (b, t) of x_padded[b, t + k * dilation]^T dy[b, t]
 
-so with the K shifted views of the input side by side (``(B * T, K * C_in)``, "im2col") it is
-one ``(K * C_in, B * T) x (B * T, C_out)`` product, reshaped to ``(K, C_in, C_out)``, the
-layout Keras stores. The forward conv and the input gradient stay TensorFlow's own. The
-result equals TensorFlow's gradient up to float summation order.
+computed with matmuls (`kernel_gradient`). The forward conv and the input gradient stay
+TensorFlow's own, and the result equals TensorFlow's gradient up to float summation order.
 """
 
 import tensorflow as tf
@@ -51,25 +49,44 @@ def _conv1d(inputs, kernel, padding):
         y = tf.nn.conv1d(x, w, stride=1, padding=padding)
 
         def gradient(dy):
-            kernel_size, in_channels, out_channels = w.shape
-            if padding == "SAME":
-                x_padded = tf.pad(x, [[0, 0], _same_padding(kernel_size, 1), [0, 0]])
-            else:
-                x_padded = x
-            steps = tf.shape(dy)[1]
-            columns = x_padded if kernel_size == 1 else tf.concat(
-                [x_padded[:, k : k + steps] for k in range(kernel_size)], axis=-1
-            )
-            dw = tf.matmul(
-                tf.reshape(columns, [-1, kernel_size * in_channels]), tf.reshape(dy, [-1, out_channels]),
-                transpose_a=True,
-            )
+            before, after = _same_padding(w.shape[0], 1) if padding == "SAME" else (0, 0)
+            x_padded = tf.pad(x, [[0, 0], [before, after], [0, 0]]) if before or after else x
             dx = tf.nn.conv1d_transpose(dy, w, tf.shape(x), strides=1, padding=padding)
-            return dx, tf.reshape(dw, [kernel_size, in_channels, out_channels])
+            return dx, kernel_gradient(x_padded, dy, w.shape)
 
         return y, gradient
 
     return convolve(inputs, kernel)
+
+
+# Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
+# Single-thread CPU time of a training step (`benchmarks/roofline.py` workloads, median of 5),
+# Keras' Conv2DBackpropFilter -> ours: FastSpeech2 v1 at 4 x 600 frames (C_in 256-1024)
+# 2253 -> 1986 ms (im2col for every layer: 2125 ms); the MB-MelGAN v1 generator step (C_in
+# 48-384, long sequences) 123 -> 114 ms (per tap for every layer: 137 ms).
+PER_TAP_MIN_CHANNELS = 256
+
+
+def kernel_gradient(x_padded, dy, kernel_shape):
+    """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + K - 1, C_in), dy (B, T_out, C_out)
+    -> (K, C_in, C_out).
+
+    Wide inputs: per tap, with both tensors flattened to rows (dy with K - 1 zero rows after
+    each sequence, so row b * P + t of both is position t of sequence b and a shift never
+    reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of two row ranges,
+    which TensorFlow slices without copying. Narrow inputs: the K shifted views side by side
+    ("im2col", (B * T_out, K * C_in)) and one product, which keeps the matmul wide.
+    """
+    kernel_size, in_channels, out_channels = kernel_shape
+    if kernel_size > 1 and in_channels >= PER_TAP_MIN_CHANNELS:
+        rows = tf.reshape(x_padded, [-1, in_channels])
+        dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, kernel_size - 1], [0, 0]]), [-1, out_channels])
+        count = tf.shape(rows)[0]
+        return tf.stack([tf.matmul(rows[k:], dy_rows[: count - k], transpose_a=True) for k in range(kernel_size)])
+    steps = tf.shape(dy)[1]
+    columns = x_padded if kernel_size == 1 else tf.concat([x_padded[:, k : k + steps] for k in range(kernel_size)], -1)
+    dw = tf.matmul(tf.reshape(columns, [-1, kernel_size * in_channels]), tf.reshape(dy, [-1, out_channels]), transpose_a=True)
+    return tf.reshape(dw, kernel_shape)
 
 
 class Conv1D(tf.keras.layers.Conv1D):
