@@ -10,6 +10,7 @@ binarization loss (tensorflow_tts.losses.alignment).
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.alignment.search import batch_monotonic_alignment_search
 from tensorflow_tts.configs.aligner import AlignerConfig
 
@@ -63,7 +64,7 @@ class Aligner(tf.keras.Model):
         self.vocab_size = int(config.vocab_size or vocab_size)
         self.num_mels = int(num_mels)
         channels = config.embedding_size
-        conv = tf.keras.layers.Conv1D
+        conv = Conv1D
         self.token_embeddings = tf.keras.layers.Embedding(
             self.vocab_size, channels, dtype="float32", name="token_embeddings"
         )

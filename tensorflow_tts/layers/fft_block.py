@@ -4,6 +4,7 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.attention import MultiHeadSelfAttention
 from tensorflow_tts.layers.checkpointing import Dropout, run_block
 from tensorflow_tts.layers.embeddings import truncated_normal
@@ -82,10 +83,10 @@ class FFTBlock(HyperParameterConfig, tf.keras.layers.Layer):
         )
         self.attention_dropout = Dropout(hidden_dropout_rate)
         self.attention_norm = tf.keras.layers.LayerNormalization(epsilon=layer_norm_eps, name="attention_norm")
-        self.feed_forward_in = tf.keras.layers.Conv1D(
+        self.feed_forward_in = Conv1D(
             intermediate_size, kernel_size, padding="same", kernel_initializer=truncated_normal(initializer_range), name="feed_forward_in"
         )
-        self.feed_forward_out = tf.keras.layers.Conv1D(
+        self.feed_forward_out = Conv1D(
             hidden_size, kernel_size, padding="same", kernel_initializer=truncated_normal(initializer_range), name="feed_forward_out"
         )
         self.activation_fn = get_activation(activation)

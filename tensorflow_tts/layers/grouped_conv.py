@@ -16,6 +16,8 @@ other forms give the same result with TensorFlow's ordinary CPU kernels:
 import numpy as np
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
+
 
 def grouped_conv1d(inputs, kernel, groups, strides=1, padding="VALID"):
     """A grouped convolution through a depthwise one.
@@ -62,8 +64,9 @@ def block_diagonal_kernel(kernel, groups):
     return tf.tile(kernel, [1, groups, 1]) * mask
 
 
-class GroupedConv1D(tf.keras.layers.Conv1D):
-    """tf.keras Conv1D (same weights, names and results) whose grouped case uses `grouped_conv1d`."""
+class GroupedConv1D(Conv1D):
+    """tf.keras Conv1D (same weights, names and results) whose grouped case uses `grouped_conv1d`
+    (and whose ungrouped case has `layers.conv1d`'s fast kernel gradient)."""
 
     def _jit_compiled_convolution_op(self, inputs, kernel):
         # Keras sends grouped convs here, an XLA-compiled wrapper of convolution_op; call

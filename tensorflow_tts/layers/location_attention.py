@@ -6,6 +6,8 @@ cumulative alignment, which pushes the attention forward monotonically.
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
+
 
 def window_mask(previous_peaks, memory_length, win_front, win_back):
     """Positions an inference step may attend to: ``peak - win_front <= i <= peak + win_back``.
@@ -55,7 +57,7 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
         self.kernel_size = kernel_size
         self.query_layer = tf.keras.layers.Dense(units, use_bias=False, name="query_layer")
         self.memory_layer = tf.keras.layers.Dense(units, use_bias=False, name="memory_layer")
-        self.location_conv = tf.keras.layers.Conv1D(
+        self.location_conv = Conv1D(
             filters, kernel_size, padding="same", use_bias=False, name="location_conv"
         )
         self.location_layer = tf.keras.layers.Dense(units, use_bias=False, name="location_layer")

@@ -9,6 +9,7 @@ its numerics (initialiser, plain against synchronised batch norm, output width, 
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.checkpointing import Dropout, run_block
 from tensorflow_tts.layers.embeddings import truncated_normal
 
@@ -30,7 +31,7 @@ class Postnet(tf.keras.layers.Layer):
         self.num_layers = num_layers
         self.dropout_rate = dropout_rate
         self.convs = [
-            tf.keras.layers.Conv1D(
+            Conv1D(
                 filters if i < num_layers - 1 else num_mels, kernel_size, padding="same", name=f"conv_._{i}"
             )
             for i in range(num_layers)
@@ -75,7 +76,7 @@ class ConvBatchNorm(tf.keras.layers.Layer):
         self.activation = activation
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.conv = tf.keras.layers.Conv1D(
+        self.conv = Conv1D(
             filters,
             kernel_size,
             padding="same",

@@ -6,6 +6,7 @@ activation layer named in a config.
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.weight_norm import conv1d, effective_kernel
 
@@ -145,14 +146,14 @@ class TFHifiResBlock(_ResidualBlock):
         for i, dilation in enumerate(self.dilation_rate):
             self.dilated_pads.append(TFReflectionPad1d((kernel_size - 1) // 2 * dilation, padding_type=padding_type))
             self.dilated_convs.append(
-                tf.keras.layers.Conv1D(
+                Conv1D(
                     filters, kernel_size, dilation_rate=dilation, use_bias=self.use_bias,
                     kernel_initializer=seeded_initializer(seed, 2 * i), name=f"dilated_conv_._{i}",
                 )
             )
             self.pads.append(TFReflectionPad1d((kernel_size - 1) // 2, padding_type=padding_type))
             self.convs.append(
-                tf.keras.layers.Conv1D(
+                Conv1D(
                     filters, kernel_size, use_bias=self.use_bias,
                     kernel_initializer=seeded_initializer(seed, 2 * i + 1), name=f"conv_._{i}",
                 )

@@ -12,6 +12,7 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer
 from tensorflow_tts.layers.weight_norm import normalize_kernel
@@ -164,7 +165,7 @@ class TFConvInUpsampleNetWork(HyperParameterConfig, tf.keras.layers.Layer):
         self.nonlinear_activation = nonlinear_activation
         self.nonlinear_activation_params = dict(nonlinear_activation_params or {})
         self.initializer_seed = initializer_seed
-        self.conv_in = tf.keras.layers.Conv1D(
+        self.conv_in = Conv1D(
             aux_channels, 2 * aux_context_window + 1, padding="same", use_bias=False,
             kernel_initializer=tf.keras.initializers.HeNormal(seed=initializer_seed), name="conv_in",
         )

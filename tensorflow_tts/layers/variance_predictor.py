@@ -6,6 +6,7 @@ predictors are this layer with different options.
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.embeddings import SpeakerEmbedding
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
@@ -66,7 +67,7 @@ class VariancePredictor(HyperParameterConfig, tf.keras.layers.Layer):
         self.initializer_range = initializer_range
 
         self.convs = [
-            tf.keras.layers.Conv1D(filters, kernel_size, padding="same", name=f"conv_._{i}")
+            Conv1D(filters, kernel_size, padding="same", name=f"conv_._{i}")
             for i in range(num_conv_layers)
         ]
         self.norms = [

@@ -4,6 +4,7 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
 
@@ -36,17 +37,17 @@ class TFWaveNetResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
         self.use_bias = use_bias
         self.initializer_seed = initializer_seed
         self.dropout = tf.keras.layers.Dropout(dropout_rate)
-        self.dilated_conv = tf.keras.layers.Conv1D(
+        self.dilated_conv = Conv1D(
             gate_channels, kernel_size, padding="same", dilation_rate=dilation_rate, use_bias=use_bias,
             kernel_initializer=he_normal(initializer_seed, 0), name="dilated_conv",
         )
-        self.conv1x1_aux = tf.keras.layers.Conv1D(
+        self.conv1x1_aux = Conv1D(
             gate_channels, 1, use_bias=False, kernel_initializer=he_normal(initializer_seed, 1), name="conv1x1_aux"
         )
-        self.conv1x1_out = tf.keras.layers.Conv1D(
+        self.conv1x1_out = Conv1D(
             residual_channels, 1, use_bias=use_bias, kernel_initializer=he_normal(initializer_seed, 2), name="conv1x1_out"
         )
-        self.conv1x1_skip = tf.keras.layers.Conv1D(
+        self.conv1x1_skip = Conv1D(
             skip_channels, 1, use_bias=use_bias, kernel_initializer=he_normal(initializer_seed, 3), name="conv1x1_skip"
         )
 

@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.configs.fastspeech2 import FastSpeech2Config
 from tensorflow_tts.layers.variance_predictor import VariancePredictor
 from tensorflow_tts.models.fastspeech import FASTSPEECH_LEGACY_RENAMES, TFFastSpeech
@@ -60,7 +61,7 @@ class TFFastSpeech2(TFFastSpeech):
         return self._variance_predictor("duration_predictor")
 
     def _variance_embedding(self, name):
-        return tf.keras.layers.Conv1D(
+        return Conv1D(
             self.config.encoder_hidden_size, VARIANCE_EMBEDDING_KERNEL_SIZE, padding="same", name=name
         )
 

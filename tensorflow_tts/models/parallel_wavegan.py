@@ -10,6 +10,7 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.configs.parallel_wavegan import (
     ParallelWaveGANDiscriminatorConfig,
     ParallelWaveGANGeneratorConfig,
@@ -49,7 +50,7 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
             nonlinear_activation=upsample.nonlinear_activation,
             nonlinear_activation_params=upsample.nonlinear_activation_params, initializer_seed=seed, name="upsample_net",
         )
-        self.first_conv = tf.keras.layers.Conv1D(
+        self.first_conv = Conv1D(
             config.residual_channels, 1, kernel_initializer=he_normal(seed, 0), name="first_conv"
         )
         self.residual_blocks = [
@@ -62,9 +63,9 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
             for i, dilation in enumerate(config.dilations)
         ]
         self.last_convs = [
-            tf.keras.layers.Conv1D(config.skip_channels, 1, use_bias=config.use_bias,
+            Conv1D(config.skip_channels, 1, use_bias=config.use_bias,
                                    kernel_initializer=he_normal(seed, 1), name="last_conv_._0"),
-            tf.keras.layers.Conv1D(config.out_channels, 1, kernel_initializer=he_normal(seed, 2), name="last_conv_._1"),
+            Conv1D(config.out_channels, 1, kernel_initializer=he_normal(seed, 2), name="last_conv_._1"),
         ]
 
     def call(self, mels, training=False, noise=None):
@@ -141,14 +142,14 @@ class TFParallelWaveGANDiscriminator(tf.keras.Model):
         self.config = config = ParallelWaveGANDiscriminatorConfig.coerce(config)
         seed = config.initializer_seed
         self.convs = [
-            tf.keras.layers.Conv1D(
+            Conv1D(
                 config.conv_channels, config.kernel_size, padding="same", dilation_rate=dilation,
                 use_bias=config.use_bias, kernel_initializer=he_normal(seed, i), name=f"conv_._{i}",
             )
             for i, dilation in enumerate(config.dilations)
         ]
         self.activation = make_activation(config.nonlinear_activation, config.nonlinear_activation_params)
-        self.output_conv = tf.keras.layers.Conv1D(
+        self.output_conv = Conv1D(
             config.out_channels, config.kernel_size, padding="same", use_bias=config.use_bias,
             kernel_initializer=he_normal(seed, len(self.convs)), name="output_conv",
         )

@@ -1,0 +1,50 @@
+"""layers.conv1d: the matmul kernel gradient equals TensorFlow's own conv gradient."""
+
+import tensorflow_tts  # noqa: F401
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tensorflow_tts.layers.conv1d import PER_TAP_MIN_CHANNELS, Conv1D
+
+
+def gradients(layer, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+        # a loss that weighs every output differently, so a wrong tap or shift shows
+        loss = tf.reduce_sum(y * tf.reshape(tf.sin(tf.range(tf.size(y), dtype=tf.float32)), tf.shape(y)))
+    return [y] + tape.gradient(loss, [x] + layer.trainable_variables)
+
+
+@pytest.mark.parametrize(
+    "kernel_size,padding,dilation",
+    [(3, "same", 1), (5, "same", 1), (1, "valid", 1), (3, "valid", 1), (3, "valid", 3), (7, "causal", 2), (3, "same", 2)],
+)
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])
+@pytest.mark.parametrize("in_channels", [6, PER_TAP_MIN_CHANNELS], ids=["im2col", "per-tap"])
+def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation, compiled, in_channels):
+    x = tf.random.stateless_normal([2, 23, in_channels], seed=[1, 2])
+    ours = Conv1D(5, kernel_size, padding=padding, dilation_rate=dilation)
+    keras = tf.keras.layers.Conv1D(5, kernel_size, padding=padding, dilation_rate=dilation)
+    ours.build(x.shape)
+    keras.build(x.shape)
+    keras.set_weights([np.random.default_rng(0).standard_normal(w.shape).astype(np.float32) for w in keras.weights])
+    ours.set_weights(keras.get_weights())
+    run = tf.function(gradients) if compiled else gradients
+    expected, got = run(keras, x), run(ours, x)
+    for name, a, b in zip(["output", "d_input", "d_kernel", "d_bias"], expected, got, strict=True):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("in_channels", [4, PER_TAP_MIN_CHANNELS])
+def test_the_kernel_gradient_is_the_matmul_form(in_channels):
+    """The custom gradient is what runs: no Conv2DBackpropFilter op in the traced gradient."""
+    x = tf.random.stateless_normal([2, 16, in_channels], seed=[3, 4])
+    layer = Conv1D(3, 3, padding="same")
+    layer.build(x.shape)
+    graph = tf.function(gradients).get_concrete_function(layer, x).graph
+    op_types = {op.type for op in graph.get_operations()}
+    assert "Conv2DBackpropFilter" not in op_types
+    assert "MatMul" in op_types
