@@ -2,6 +2,9 @@
 
 import tensorflow_tts  # noqa: F401
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,7 +15,7 @@ from tensorflow_tts.layers.conv1d import PER_TAP_MIN_CHANNELS, Conv1D
 def gradients(layer, x):
     with tf.GradientTape() as tape:
         tape.watch(x)
-        y = layer(x)
+        y = tf.cast(layer(x), tf.float32)
         # a loss that weighs every output differently, so a wrong tap or shift shows
         loss = tf.reduce_sum(y * tf.reshape(tf.sin(tf.range(tf.size(y), dtype=tf.float32)), tf.shape(y)))
     return [y] + tape.gradient(loss, [x] + layer.trainable_variables)
@@ -48,3 +51,43 @@ def test_the_kernel_gradient_is_the_matmul_form(in_channels):
     op_types = {op.type for op in graph.get_operations()}
     assert "Conv2DBackpropFilter" not in op_types
     assert "MatMul" in op_types
+
+
+TWO_REPLICAS = """
+import numpy as np
+import tensorflow_tts
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from tensorflow_tts.layers.conv1d import Conv1D
+strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("CPU"))
+x = tf.random.stateless_normal([4, 12, 8], seed=[5, 6])
+for policy in ("float32", "mixed_bfloat16"):
+    tf.keras.mixed_precision.set_global_policy(policy)
+    with strategy.scope():  # built eagerly on distributed (and autocast) variables
+        ours, keras = Conv1D(4, 3, padding="same"), tf.keras.layers.Conv1D(4, 3, padding="same")
+        ours(x), keras(x)
+    ours.set_weights(keras.get_weights())
+
+    @tf.function
+    def step(layer):
+        def replica(xs):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.cast(layer(xs), tf.float32) ** 2)
+            return tape.gradient(loss, layer.trainable_variables)
+        grads = strategy.run(replica, args=(strategy.experimental_distribute_values_from_function(
+            lambda context: x[2 * context.replica_id_in_sync_group:][:2]),))
+        return [strategy.reduce("SUM", g, axis=None) for g in grads]
+
+    for a, b in zip(step(keras), step(ours), strict=True):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=2e-2, atol=2e-2)
+    print(policy, "ok")
+"""
+
+
+def test_builds_and_trains_on_two_replicas_and_in_mixed_precision():
+    """Keras hands the layer distributed (and autocast) variables: it builds eagerly and its
+    replica gradients sum to Keras' (two logical CPUs need a fresh process)."""
+    process = subprocess.run([sys.executable, "-c", TWO_REPLICAS], capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert process.stdout.split() == ["float32", "ok", "mixed_bfloat16", "ok"]

@@ -56,7 +56,8 @@ def _conv1d(inputs, kernel, padding):
 
         return y, gradient
 
-    return convolve(inputs, kernel)
+    # A variable read inside a custom gradient would need its own gradient path: read it here.
+    return convolve(tf.convert_to_tensor(inputs), tf.convert_to_tensor(kernel))
 
 
 # Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
