@@ -5,7 +5,8 @@ import math
 import tensorflow as tf
 
 from tensorflow_tts.layers.attention import MultiHeadSelfAttention
-from tensorflow_tts.layers.checkpointing import Dropout, run_block
+from tensorflow_tts.layers.checkpointing import run_block
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
