@@ -75,7 +75,7 @@ def runs(tmp_path_factory):
     """{name: (uninterrupted weights, resumed weights, position of the resumed checkpoint)}.
 
     All uninterrupted and to-be-killed processes start at once (they overlap their start-up);
-    the killed ones sleep 0.5 s after each step, so the kill lands before their next checkpoint.
+    the killed ones sleep 0.3 s after each step, so the kill lands before their next checkpoint.
     """
     root = tmp_path_factory.mktemp("exact_resume")
     straight, killed = {}, {}
@@ -84,7 +84,7 @@ def runs(tmp_path_factory):
             [*arguments(name, root / name / "straight"), "--weights-out", root / name / "straight.npz"], environment(name)
         )
         killed[name] = (
-            start_training([*arguments(name, root / name / "resumed"), "--step-delay", 0.5], environment(name)),
+            start_training([*arguments(name, root / name / "resumed"), "--step-delay", 0.3], environment(name)),
             root / name / "resumed" / "checkpoints",
         )
     return_codes = kill_after_checkpoint(killed, KILL_AFTER_CHECKPOINT)
