@@ -259,6 +259,7 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             return self._after_prenet(prenet_output, state, keys, values, memory_mask, training, window, free_running)
 
     def _after_prenet(self, prenet_output, state, keys, values, memory_mask, training, window, free_running):
+        """The rest of `call` from the prenet output (B, prenet units); returns what `call` returns."""
         attention_lstm_output, attention_lstm_state = self.attention_lstm(
             tf.concat([prenet_output, state.context], axis=-1), state.attention_lstm, training=training
         )
