@@ -29,6 +29,24 @@ def test_batches_and_epochs_equal_one_plain_iterator_per_epoch():
     assert epochs == [(0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2)]
 
 
+def test_a_resumed_position_continues_with_the_batches_of_the_uninterrupted_run():
+    plain = shuffled_batches()
+    expected = [batch.numpy().tolist() for _ in range(3) for batch in plain]
+    batches = EpochBatches(shuffled_batches(), start_epoch=1, start_batch=1)  # a fresh pipeline, as in a new process
+    assert (batches.epochs_finished, batches.epoch_batches) == (1, 1)
+    resumed = [next(batches).numpy().tolist() for _ in range(3)]
+    batches.close()
+    assert resumed == expected[3:]  # batch 2 of epoch 1, then epoch 2 with its own shuffle
+    assert expected[2:4] != expected[0:2]  # epoch 1 is shuffled otherwise than epoch 0: the replay matters
+
+
+def test_a_position_past_the_end_of_the_epoch_goes_on_in_the_next_one_with_a_warning(caplog):
+    batches = EpochBatches(shuffled_batches(), start_epoch=0, start_batch=3)  # an epoch has 2 batches
+    assert (batches.epochs_finished, batches.epoch_batches) == (1, 1)
+    batches.close()
+    assert "lies past the end of this dataset's epoch" in caplog.text
+
+
 def test_the_next_epoch_is_ready_before_the_current_one_ends():
     batches = EpochBatches(shuffled_batches())
     next(batches)

@@ -145,6 +145,18 @@ def test_resume_skips_an_unreadable_latest_checkpoint(tmp_path):
     assert restored.endswith("ckpt-2") and resumed.steps == 2
 
 
+def test_a_checkpoint_without_the_random_seed_still_resumes(tmp_path, caplog):
+    trainer = build_seq2seq_trainer(trainer_config(tmp_path, train_max_steps=2))
+    trainer.fit(make_dataset(8))
+    # As written before checkpoints carried the run's random seed.
+    contents = {name: value for name, value in trainer._checkpoint_contents.items() if name != "random_seed"}
+    older = tf.train.Checkpoint(**contents).save(str(tmp_path / "older" / "ckpt"))
+    resumed = build_seq2seq_trainer(trainer_config(tmp_path / "resumed", train_max_steps=3))
+    assert resumed.load_checkpoint(older) == older and resumed.steps == 2
+    assert "has no random seed" in caplog.text
+    assert_same_weights(weights(resumed), weights(trainer), atol=0.0)
+
+
 def test_tensorboard_gets_scalars_eval_losses_images_and_a_profile(tmp_path):
     trainer = build_seq2seq_trainer(
         trainer_config(tmp_path, train_max_steps=2, eval_interval_steps=2, profile_steps=[2, 2])

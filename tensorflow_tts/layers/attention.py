@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from tensorflow_tts.layers.checkpointing import Dropout
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 

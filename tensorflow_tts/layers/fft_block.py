@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.layers.attention import MultiHeadSelfAttention
-from tensorflow_tts.layers.checkpointing import Dropout, run_block
+from tensorflow_tts.layers.checkpointing import run_block
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 

@@ -9,8 +9,9 @@ its numerics (initialiser, plain against synchronised batch norm, output width, 
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.checkpointing import run_block
 from tensorflow_tts.layers.conv1d import Conv1D
-from tensorflow_tts.layers.checkpointing import Dropout, run_block
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 
 
@@ -37,7 +38,7 @@ class Postnet(tf.keras.layers.Layer):
             for i in range(num_layers)
         ]
         self.batch_norms = [tf.keras.layers.BatchNormalization(axis=-1, name=f"batch_norm_._{i}") for i in range(num_layers)]
-        self.dropout = tf.keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
 
     def call(self, mels, mask, training=False):
         """mels (B, F, num_mels), mask (B, F) bool -> residual (B, F, num_mels), 0 where masked."""

@@ -13,6 +13,8 @@ one used in free-running synthesis (``hard=True``: stay when ``p_j >= 0.5``).
 
 import tensorflow as tf
 
+from tensorflow_tts.utils import step_random
+
 from tensorflow_tts.layers.location_attention import (
     LocationSensitiveAttention,
     attention_context,
@@ -45,7 +47,7 @@ class StepwiseMonotonicAttention(LocationSensitiveAttention):
         """
         energy = self.energies(query, cumulative_alignments, keys)
         if training and self.noise_std > 0:
-            energy += tf.random.normal(tf.shape(energy), stddev=self.noise_std, dtype=energy.dtype)
+            energy += self.noise_std * step_random.normal(tf.shape(energy), dtype=energy.dtype)
         stay = tf.sigmoid(energy)
         if hard:
             stay = tf.cast(stay >= 0.5, stay.dtype)

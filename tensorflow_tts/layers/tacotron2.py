@@ -6,6 +6,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from tensorflow_tts.layers.checkpointing import run_block
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import TokenEmbedding, truncated_normal
 from tensorflow_tts.layers.location_attention import (
     LocationSensitiveAttention,
@@ -16,6 +17,7 @@ from tensorflow_tts.layers.stepwise_monotonic_attention import (
     StepwiseMonotonicAttention,
 )
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell
+from tensorflow_tts.utils.step_random import step_seed
 
 
 class Tacotron2Encoder(tf.keras.layers.Layer):
@@ -52,7 +54,7 @@ class Tacotron2Encoder(tf.keras.layers.Layer):
                 config.encoder_output_size, name="output_speaker_projection"
             )
         self.layer_norm = tf.keras.layers.LayerNormalization(epsilon=config.layer_norm_eps, name="layer_norm")
-        self.dropout = tf.keras.layers.Dropout(config.embedding_dropout_prob)
+        self.dropout = Dropout(config.embedding_dropout_prob)
         self.convs = [
             ConvBatchNorm(
                 config.encoder_conv_filters,
@@ -241,7 +243,8 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             keys, values: (B, T, attention_dim), (B, T, E) from ``attention.process_memory``.
             memory_mask: (B, T) bool, False at padded tokens.
             training: dropout, zoneout masks.
-            dropout_seed: optional (2,) int32 for a reproducible prenet dropout.
+            dropout_seed: optional (2,) int32 for a reproducible prenet dropout (and, in
+                training, zoneout and attention noise).
             window: optional ``(win_front, win_back)``: attend only around the previous peak.
             free_running: the decoder feeds back its own frames (synthesis): a stepwise
                 monotonic attention then takes hard stay-or-move decisions.
@@ -251,6 +254,12 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             alignments (B, T) and the next `DecoderState`.
         """
         prenet_output = self.prenet(previous_frame, training=training, seed=dropout_seed)
+        # Zoneout and attention noise draw from a seed of their own, beside the prenet layers'.
+        with step_seed(None if dropout_seed is None else tf.random.experimental.stateless_fold_in(dropout_seed, -1)):
+            return self._after_prenet(prenet_output, state, keys, values, memory_mask, training, window, free_running)
+
+    def _after_prenet(self, prenet_output, state, keys, values, memory_mask, training, window, free_running):
+        """The rest of `call` from the prenet output (B, prenet units); returns what `call` returns."""
         attention_lstm_output, attention_lstm_state = self.attention_lstm(
             tf.concat([prenet_output, state.context], axis=-1), state.attention_lstm, training=training
         )

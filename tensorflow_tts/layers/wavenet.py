@@ -5,6 +5,7 @@ import math
 import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 
 
@@ -36,7 +37,7 @@ class TFWaveNetResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.use_bias = use_bias
         self.initializer_seed = initializer_seed
-        self.dropout = tf.keras.layers.Dropout(dropout_rate)
+        self.dropout = Dropout(dropout_rate)
         self.dilated_conv = Conv1D(
             gate_channels, kernel_size, padding="same", dilation_rate=dilation_rate, use_bias=use_bias,
             kernel_initializer=he_normal(initializer_seed, 0), name="dilated_conv",

@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from tensorflow_tts.utils import step_random
+
 
 class ZoneoutLSTMCell(tf.keras.layers.Layer):
     """One LSTM step; with zoneout, each state unit keeps its previous value with probability ``zoneout_rate``.
@@ -73,7 +75,7 @@ class ZoneoutLSTMCell(tf.keras.layers.Layer):
 
     def _zoneout(self, previous, new, training):
         if training:
-            keep = tf.cast(tf.random.uniform(tf.shape(new)) < self.zoneout_rate, new.dtype)
+            keep = tf.cast(step_random.uniform(tf.shape(new)) < self.zoneout_rate, new.dtype)
             return keep * previous + (1.0 - keep) * new
         return self.zoneout_rate * previous + (1.0 - self.zoneout_rate) * new
 

@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D
 from tensorflow_tts.configs.fastspeech2 import FastSpeech2Config
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.variance_predictor import VariancePredictor
 from tensorflow_tts.models.fastspeech import FASTSPEECH_LEGACY_RENAMES, TFFastSpeech
 
@@ -37,8 +38,8 @@ class TFFastSpeech2(TFFastSpeech):
         self.energy_predictor = self._variance_predictor("energy_predictor")
         self.f0_embeddings = self._variance_embedding("f0_embeddings")
         self.energy_embeddings = self._variance_embedding("energy_embeddings")
-        self.f0_dropout = tf.keras.layers.Dropout(config.variance_embedding_dropout_rate)
-        self.energy_dropout = tf.keras.layers.Dropout(config.variance_embedding_dropout_rate)
+        self.f0_dropout = Dropout(config.variance_embedding_dropout_rate)
+        self.energy_dropout = Dropout(config.variance_embedding_dropout_rate)
 
     # ----------------------------------------------------------------- construction
     def _variance_predictor(self, name):

@@ -19,6 +19,7 @@ from tensorflow_tts.layers.residual_stack import make_activation
 from tensorflow_tts.layers.upsample import TFConvInUpsampleNetWork  # noqa: F401  (1.8 imported it from here)
 from tensorflow_tts.layers.wavenet import TFWaveNetResidualBlock, he_normal
 from tensorflow_tts.models.vocoder import VAR, BaseVocoderGenerator
+from tensorflow_tts.utils import step_random
 
 # 1.8's name of the WaveNet block, importable from where 1.8 defined it.
 TFResidualBlock = TFWaveNetResidualBlock
@@ -80,7 +81,7 @@ class TFParallelWaveGANGenerator(BaseVocoderGenerator):
         conditioning = self.upsample_net(mels)  # (B, L, aux_channels)
         batch_size, length = tf.shape(conditioning)[0], tf.shape(conditioning)[1]
         if noise is None:
-            noise = tf.random.normal([batch_size, length, 1], dtype=conditioning.dtype)
+            noise = step_random.normal([batch_size, length, 1], dtype=conditioning.dtype)
         else:
             noise = tf.cast(noise, conditioning.dtype)  # float16 under mixed precision
             if noise.shape.rank == 2:

@@ -24,6 +24,7 @@ from tensorflow_tts.layers.tacotron2 import (  # noqa: F401
 )
 from tensorflow_tts.models.legacy_weights import LegacyWeightsMixin, regex_renamer
 from tensorflow_tts.models.serving import ServableModel
+from tensorflow_tts.utils.step_random import next_seed
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +208,10 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         else:
             max_steps = tf.constant(maximum_iterations, tf.int32)
         mix = not (isinstance(teacher_forcing_ratio, (int, float)) and teacher_forcing_ratio == 1.0)
-        seed = None if prenet_seed is None else tf.cast(tf.stack([prenet_seed, 0]), tf.int32)
+        if prenet_seed is None:
+            seed = next_seed() if training is True else None  # the training step's seed, so a resume repeats it
+        else:
+            seed = tf.cast(tf.stack([prenet_seed, 0]), tf.int32)
 
         def body(step, frame, state, finished, arrays):
             step_seed = None if seed is None else tf.random.experimental.stateless_fold_in(seed, step)

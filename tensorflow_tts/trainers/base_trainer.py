@@ -9,6 +9,12 @@ gradient of ``sum(per-example losses over the global batch) / global number of e
 each replica differentiates its local sum, the gradients are all-reduced, and the sum is
 divided by the example count summed over replicas (and over accumulated micro-batches). So
 2 replicas x B, 1 replica x 2B and 2 accumulated batches of B give the same update.
+
+Exact resume. A checkpoint holds, besides weights and optimizer slots, where the input stands
+(epochs finished, batches taken from the current epoch) and the run's random seed. A resumed
+run replays the input up to that position (`EpochBatches`) and runs step n under a seed made
+from the run's seed and n (`tensorflow_tts.utils.step_random`), so it draws the same batches,
+crops and dropout masks as the uninterrupted run and ends with the same weights.
 """
 
 import dataclasses
@@ -28,6 +34,7 @@ from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator
 from tensorflow_tts.trainers.epochs import EpochBatches
 from tensorflow_tts.utils.strategy import is_chief
 from tensorflow_tts.utils.checkpoints import CHECKPOINTS_FOLDER, checkpoint_location, restore_weights
+from tensorflow_tts.utils.step_random import step_seed
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +139,7 @@ class BaseTrainer:
         self._manager = None
         self._saved_path = None
         self._consecutive_nonfinite = 0
+        self._input_position = (0, 0)  # (epochs, batches) to replay on the next fit; set by a resume
         self.nonfinite_steps = 0
         self.overflow_steps = 0
         self._train_writer = None
@@ -272,6 +280,11 @@ class BaseTrainer:
                 self._steps_variable = tf.Variable(self.steps, dtype=tf.int64, trainable=False, name="steps")
                 self._epochs_variable = tf.Variable(self.epochs, dtype=tf.int64, trainable=False, name="epochs")
                 self._epoch_batches_variable = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch_batches")
+                # The seed of every training step's random draws (dropout, noise), drawn once
+                # per run (repeatable under a global seed) and kept in the checkpoint.
+                self._random_seed_variable = tf.Variable(
+                    tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64), trainable=False, name="random_seed"
+                )
                 for group in self._groups:
                     # Build slots now so they can be restored and are not created inside tf.cond.
                     group.optimizer.build(group.variables)
@@ -279,12 +292,14 @@ class BaseTrainer:
                         group.accumulator = GradientAccumulator(
                             group.variables, scalar_names=("count", "loss"), name=f"{group.name}_accumulator"
                         )
-                self._checkpoint = tf.train.Checkpoint(
+                self._checkpoint_contents = dict(
                     steps=self._steps_variable,
                     epochs=self._epochs_variable,
                     epoch_batches=self._epoch_batches_variable,
+                    random_seed=self._random_seed_variable,
                     **self._checkpoint_objects(),
                 )
+                self._checkpoint = tf.train.Checkpoint(**self._checkpoint_contents)
         if saved_path != self._saved_path:
             self._saved_path = saved_path
             directory = saved_path if self.is_chief else tempfile.mkdtemp(prefix="tts_worker_ckpt_")
@@ -300,9 +315,10 @@ class BaseTrainer:
     def _active_groups(self, step):
         return tuple(group.name for group in self._groups if step >= group.start_step and group.variables)
 
-    def _forward_backward(self, group, batch, state, training=True):
-        """Per-example losses and gradients of this replica's local loss sum."""
-        with tf.GradientTape() as tape:
+    def _forward_backward(self, group, batch, state, seed=None, training=True):
+        """Per-example losses and gradients of this replica's local loss sum; the random ops of
+        the forward pass draw from ``seed`` ((2,) int; None: from process state)."""
+        with tf.GradientTape() as tape, step_seed(seed):
             total, named = self._losses(group.name, batch, state, training)
             local_sum = tf.reduce_sum(total)
             target = group.optimizer.get_scaled_loss(local_sum) if group.uses_loss_scale else local_sum
@@ -354,22 +370,24 @@ class BaseTrainer:
 
         tf.distribute.get_replica_context().merge_call(cross_replica, args=(gradients, should_apply))
 
-    def _replica_train_step(self, batch, active_groups, apply_update):
+    def _replica_train_step(self, batch, seed, active_groups, apply_update):
         context = tf.distribute.get_replica_context()
+        seed = tf.random.experimental.stateless_fold_in(seed, context.replica_id_in_sync_group)
         state = {"active_groups": active_groups}
         results = {}
         padding = self.padding_counts(batch)
         if padding is not None:
             results["padding_valid"], results["padding_total"] = padding
-        for group in self._groups:
+        for index, group in enumerate(self._groups):
             if group.name not in active_groups:
                 continue
+            group_seed = tf.random.experimental.stateless_fold_in(seed, index)
             if self.config.jit_compile:
                 # XLA compiles numbers only; utterance ids (strings) stay outside the compiled part.
                 numeric = {key: value for key, value in batch.items() if value.dtype != tf.string}
-                total, named, gradients = self._jit_forward_backward(group)(numeric, state)
+                total, named, gradients = self._jit_forward_backward(group)(numeric, state, group_seed)
             else:
-                total, named, gradients = self._forward_backward(group, batch, state)
+                total, named, gradients = self._forward_backward(group, batch, state, group_seed)
             count = tf.cast(tf.shape(total)[0], tf.float32)
             local_sum = tf.reduce_sum(total)
             results[f"{group.name}/count"] = count
@@ -422,8 +440,8 @@ class BaseTrainer:
         cache = self.__dict__.setdefault("_jit_functions", {})
         if group.name not in cache:
 
-            def run(batch, state):
-                return self._forward_backward(group, batch, dict(state))
+            def run(batch, state, seed=None):
+                return self._forward_backward(group, batch, dict(state), seed)
 
             cache[group.name] = tf.function(run, jit_compile=True, reduce_retracing=True)
         return cache[group.name]
@@ -432,13 +450,16 @@ class BaseTrainer:
         key = (active_groups, apply_update)
         if key not in self._step_functions:
 
-            def step(batch):
+            def step(batch, seed):
                 per_replica = self.strategy.run(
-                    self._replica_train_step, args=(batch,), kwargs={"active_groups": active_groups, "apply_update": apply_update}
+                    self._replica_train_step,
+                    args=(batch, seed),
+                    kwargs={"active_groups": active_groups, "apply_update": apply_update},
                 )
                 return self._reduce_results(per_replica)
 
-            self._step_functions[key] = tf.function(step, input_signature=[self._train_spec])
+            seed_spec = tf.TensorSpec([2], tf.int64)
+            self._step_functions[key] = tf.function(step, input_signature=[self._train_spec, seed_spec])
         return self._step_functions[key]
 
     def _replica_eval_step(self, batch, active_groups):
@@ -500,10 +521,13 @@ class BaseTrainer:
             valid_dataset: same, for evaluation every `eval_interval_steps` (optional).
             saved_path: checkpoint directory (default `<outdir>/checkpoints`).
             resume: a checkpoint (`.../ckpt-N`) or a directory (its latest readable checkpoint):
-                continue with its steps, epochs, weights, optimizer state and learning rate.
+                continue with its steps, epochs, weights, optimizer state, learning rate, input
+                position and random seed.
             pretrained: a checkpoint or a single model's `.h5`: load model weights only.
-        On resume the data pipeline starts a new epoch (the position inside an epoch is not
-        saved), so N steps + resume + M steps equals N + M straight when N ends an epoch.
+        N steps + resume + M steps equals N + M straight, also mid-epoch with shuffling and
+        dropout on, provided `train_dataset` is the same pipeline (same data, batching and
+        seeds) and its randomness is seeded: the epochs and batches before the checkpoint's
+        position are replayed (read and dropped) so each epoch gets its own shuffle again.
         """
         saved_path = saved_path or os.path.join(self.config.outdir, CHECKPOINTS_FOLDER)
         self._build_state(saved_path)
@@ -519,9 +543,17 @@ class BaseTrainer:
             self._build_eval_functions(self._valid_dataset.element_spec)
         self._step_functions = {}
         self._open_writers()
-        self._train_batches = EpochBatches(self._train_dataset)
-        self._first_epoch = self.epochs
-        self._epoch_batches = 0
+        start_epoch, start_batch = self._input_position
+        self._input_position = (0, 0)
+        if start_epoch or start_batch:
+            logger.info(
+                "resuming the input at epoch %d, batch %d: replaying the epochs before and skipping "
+                "the batches already trained on", start_epoch, start_batch,
+            )
+        self._train_batches = EpochBatches(self._train_dataset, start_epoch, start_batch)
+        self._first_epoch = self.epochs - start_epoch
+        self._epoch_batches = self._train_batches.epoch_batches
+        random_seed = int(self._random_seed_variable.numpy())
         config = self.config
         progress = tqdm(
             initial=self.steps, total=config.train_max_steps, desc="[train]", disable=not self.is_chief, dynamic_ncols=True
@@ -538,7 +570,8 @@ class BaseTrainer:
                     waited = time.perf_counter()
                     batch = self._next_train_batch()
                     window.input_wait += time.perf_counter() - waited
-                    micro_results.append(self._train_function(active_groups, apply_update)(batch))
+                    seed = tf.constant([random_seed, self.steps * config.gradient_accumulation_steps + micro_step], tf.int64)
+                    micro_results.append(self._train_function(active_groups, apply_update)(batch, seed))
                 self.steps += 1
                 self._after_train_step(micro_results, window)
                 progress.update(1)
@@ -751,20 +784,26 @@ class BaseTrainer:
         errors = []
         for candidate in candidates:
             try:
-                self._checkpoint.restore(candidate).assert_existing_objects_matched()
+                self._restorable(candidate).restore(candidate).assert_existing_objects_matched()
             except Exception as error:  # noqa: BLE001  (a torn file can fail in many ways; try the next)
                 logger.warning("cannot restore %s (%s); trying an older checkpoint", candidate, error)
                 errors.append(f"{candidate}: {error}")
                 continue
             self.steps = int(self._steps_variable.numpy())
             self.epochs = int(self._epochs_variable.numpy())
-            if int(self._epoch_batches_variable.numpy()) > 0:
-                # The data pipeline restarts from its beginning: that is a new epoch.
-                self.epochs += 1
-                self._epoch_batches_variable.assign(0)
+            self._input_position = (self.epochs, int(self._epoch_batches_variable.numpy()))
             logger.info("resumed from %s at step %d, epoch %d", candidate, self.steps, self.epochs)
             return candidate
         raise FileNotFoundError(f"resume={path}: no readable checkpoint ({'; '.join(errors)})")
+
+    def _restorable(self, path):
+        """The checkpoint object to restore `path` with: without the random seed when the
+        checkpoint predates it (that run's dropout cannot be repeated; a new seed goes on)."""
+        if any(name.startswith("random_seed/") for name, _ in tf.train.list_variables(path)):
+            return self._checkpoint
+        logger.warning("%s has no random seed (written by an older version): dropout after the resume is not the "
+                       "uninterrupted run's", path)
+        return tf.train.Checkpoint(**{name: value for name, value in self._checkpoint_contents.items() if name != "random_seed"})
 
     def load_pretrained(self, path):
         """Load model weights only (not optimizer, steps or learning rate)."""

@@ -8,6 +8,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 import numpy as np
 import tensorflow as tf
 
+from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.optimizers import create_optimizer
 from tensorflow_tts.trainers import GanBasedTrainer, Seq2SeqBasedTrainer
 
@@ -28,9 +29,12 @@ def make_arrays(num_examples=16, seed=0, nan_examples=()):
     return {"features": features, "mel_gts": mel_gts, "mel_lengths": mel_lengths}
 
 
-def make_dataset(global_batch_size, num_examples=16, seed=0, nan_examples=()):
-    arrays = make_arrays(num_examples, seed, nan_examples)
-    return tf.data.Dataset.from_tensor_slices(arrays).batch(global_batch_size)
+def make_dataset(global_batch_size, num_examples=16, seed=0, nan_examples=(), shuffle=False):
+    """Batches of `make_arrays`; with ``shuffle``, in a seeded order that changes every epoch."""
+    examples = tf.data.Dataset.from_tensor_slices(make_arrays(num_examples, seed, nan_examples))
+    if shuffle:
+        examples = examples.shuffle(num_examples, seed=seed, reshuffle_each_iteration=True)
+    return examples.batch(global_batch_size)
 
 
 def set_seeded_weights(model, seed):
@@ -39,14 +43,11 @@ def set_seeded_weights(model, seed):
     model.set_weights([rng.normal(scale=0.3, size=weight.shape).astype(np.float32) for weight in model.get_weights()])
 
 
-def build_regressor(seed=1):
-    model = tf.keras.Sequential(
-        [
-            tf.keras.layers.Conv1D(8, 3, padding="same", activation="tanh", name="conv"),
-            tf.keras.layers.Dense(NUM_MELS, name="proj"),
-        ],
-        name="tiny_regressor",
-    )
+def build_regressor(seed=1, dropout_rate=0.0):
+    layers = [tf.keras.layers.Conv1D(8, 3, padding="same", activation="tanh", name="conv")]
+    if dropout_rate:
+        layers.append(Dropout(dropout_rate))
+    model = tf.keras.Sequential([*layers, tf.keras.layers.Dense(NUM_MELS, name="proj")], name="tiny_regressor")
     model.build((None, None, NUM_FEATURES))
     set_seeded_weights(model, seed)
     return model
@@ -78,11 +79,13 @@ OPTIMIZER_PARAMS = {
 }
 
 
-def build_seq2seq_trainer(config, strategy=None, is_mixed_precision=False, trainer_cls=TinyTrainer, optimizer_params=None):
+def build_seq2seq_trainer(
+    config, strategy=None, is_mixed_precision=False, trainer_cls=TinyTrainer, optimizer_params=None, dropout_rate=0.0
+):
     strategy = strategy or tf.distribute.get_strategy()
     trainer = trainer_cls(config=config, strategy=strategy, is_mixed_precision=is_mixed_precision)
     with strategy.scope():
-        model = build_regressor()
+        model = build_regressor(dropout_rate=dropout_rate)
         optimizer = create_optimizer(optimizer_params or OPTIMIZER_PARAMS, train_max_steps=8)
         trainer.compile(model, optimizer)
     return trainer
@@ -104,11 +107,26 @@ def trainer_config(outdir, **overrides):
 # ---------------------------------------------------------------- a tiny GAN "vocoder"
 
 
-def make_gan_dataset(global_batch_size, num_examples=8, seed=0):
+CROP_FRAMES = 8
+
+
+def make_gan_dataset(global_batch_size, num_examples=8, seed=0, shuffle=False):
+    """Batches of (mels, audios); with ``shuffle``, as a vocoder's: a seeded order that changes
+    every epoch and a random `CROP_FRAMES` segment of each example, drawn anew every epoch."""
     rng = np.random.RandomState(seed)
     mels = rng.normal(size=(num_examples, FRAMES, NUM_FEATURES)).astype(np.float32)
     audios = np.tanh(mels.sum(axis=-1, keepdims=True)).astype(np.float32) * 0.5
-    return tf.data.Dataset.from_tensor_slices({"mels": mels, "audios": audios}).batch(global_batch_size)
+    examples = tf.data.Dataset.from_tensor_slices({"mels": mels, "audios": audios})
+    if shuffle:
+        examples = examples.shuffle(num_examples, seed=seed, reshuffle_each_iteration=True)
+        seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+
+        def crop(example, pair_seed):
+            start = tf.random.stateless_uniform([], pair_seed, maxval=FRAMES - CROP_FRAMES + 1, dtype=tf.int32)
+            return {key: value[start : start + CROP_FRAMES] for key, value in example.items()}
+
+        examples = tf.data.Dataset.zip((examples, seeds)).map(crop)
+    return examples.batch(global_batch_size)
 
 
 def build_gan_models(seed=3):
