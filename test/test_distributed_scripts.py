@@ -16,14 +16,13 @@ What makes the four runs comparable:
 Only the two workers evaluate (at their last step), so that the chief has figures to write.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from helpers.processes import free_port, start_script, wait
+from helpers.processes import free_port, start_script, tf_config, wait
 
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 2
@@ -90,8 +89,7 @@ def runs(corpus_dump, tmp_path_factory):
         ports = [free_port(), free_port()]
         environments = {"single": {}, "mirrored": {"TF_TTS_CPU_REPLICAS": "2"}}
         for index in range(2):
-            task = {"cluster": {"worker": [f"localhost:{port}" for port in ports]}, "task": {"type": "worker", "index": index}}
-            environments[f"worker{index}"] = {"TF_CONFIG": json.dumps(task)}
+            environments[f"worker{index}"] = {"TF_CONFIG": tf_config(ports, index)}
         for layout in LAYOUTS:
             name = f"{model}_{layout}"
             args = [

@@ -4,8 +4,8 @@
 
 The script runs unchanged (`runpy`, as `__main__`); the only addition is that, when
 `BaseTrainer.fit` returns, the weights of every model it trained, as they were when `fit`
-started and when it ended, are written to WEIGHTS.npz (keys ``initial|final/<model>/<index>``). A non-chief worker keeps no checkpoint, so this is how a
-test reads what it ended with.
+started and when it ended, are written to WEIGHTS.npz (keys ``initial|final/<model>/<index>``).
+A non-chief worker keeps no checkpoint, so this is how a test reads what it ended with.
 """
 
 import runpy
