@@ -1,4 +1,7 @@
-"""Fixtures: a real tiny dump (docs/dump_layout.md) of random features, written once per session."""
+"""Fixtures: real dumps (docs/dump_layout.md), written once per session: a tiny one of random
+features, and the bundled corpus preprocessed."""
+
+from pathlib import Path
 
 import pytest
 
@@ -16,3 +19,19 @@ def tiny_dump(tmp_path_factory):
     write_synthetic_dump(dump_dir, num_utterances=24, split="train", seed=1, hop_size=TINY_DUMP_HOP_SIZE)
     write_synthetic_dump(dump_dir, num_utterances=6, split="valid", seed=2, hop_size=TINY_DUMP_HOP_SIZE)
     return dump_dir
+
+
+@pytest.fixture(scope="session")
+def corpus_dump(tmp_path_factory):
+    """The bundled LJSpeech-layout corpus (test/files/corpus/ljspeech) preprocessed: 76 train and
+    4 valid utterances, no durations. Shared by the session: tests must not change it."""
+    from tensorflow_tts.bin import preprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    dump = tmp_path_factory.mktemp("corpus_dump")
+    status = preprocess.main(
+        ["--rootdir", str(repo / "test" / "files" / "corpus" / "ljspeech"), "--outdir", str(dump),
+         "--config", str(repo / "preprocess" / "ljspeech_preprocess.yaml"), "--dataset", "ljspeech", "--verbose", "0"]
+    )
+    assert status in (0, None)
+    return dump

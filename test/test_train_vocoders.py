@@ -18,7 +18,6 @@ import tensorflow as tf
 import yaml
 
 from helpers.events import read_events
-from tensorflow_tts.bin import preprocess
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.vocoder import split_vocoder_yaml
 from tensorflow_tts.datasets import AudioMelDataset
@@ -35,22 +34,9 @@ from tensorflow_tts.recipes.vocoder import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO / "test" / "files" / "corpus" / "ljspeech"
 TINY = REPO / "examples" / "multiband_melgan" / "conf" / "multiband_melgan.tiny.yaml"
 TRAIN_SCRIPT = REPO / "examples" / "multiband_melgan" / "train_multiband_melgan.py"
 HOP_SIZE = 256
-
-
-@pytest.fixture(scope="session")
-def corpus_dump(tmp_path_factory):
-    """The bundled LJSpeech-layout corpus preprocessed (76 train, 4 valid utterances)."""
-    dump = tmp_path_factory.mktemp("vocoder_dump")
-    status = preprocess.main(
-        ["--rootdir", str(CORPUS), "--outdir", str(dump), "--config", str(REPO / "preprocess" / "ljspeech_preprocess.yaml"),
-         "--dataset", "ljspeech", "--verbose", "0"]
-    )
-    assert status in (0, None)
-    return dump
 
 
 def write_test_config(path, source=TINY, **overrides):

@@ -1,4 +1,5 @@
-"""Multi-replica equivalence: 2 logical CPUs x B and 2 workers (TF_CONFIG) x B equal 1 replica x 2B."""
+"""Multi-replica equivalence: 2 logical CPUs x B, 2 workers (TF_CONFIG) x B and 2 logical CPUs x
+B/2 x 2 accumulated batches all equal 1 replica x 2B."""
 
 import tensorflow_tts  # noqa: F401
 
@@ -15,11 +16,16 @@ PER_REPLICA_BATCH = 4
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Start the 2-replica run and both workers at once (they overlap their start-up), then wait."""
+    """Start the 2-replica runs and both workers at once (they overlap their start-up), then wait."""
     root = tmp_path_factory.mktemp("distributed")
     common = ["--steps", STEPS, "--batch-size", PER_REPLICA_BATCH]
     mirrored = start_training(
         ["--outdir", root / "mirrored", "--weights-out", root / "mirrored.npz", *common],
+        {"TF_TTS_CPU_REPLICAS": "2"},
+    )
+    accumulated = start_training(
+        ["--outdir", root / "accumulated", "--weights-out", root / "accumulated.npz", "--steps", STEPS,
+         "--batch-size", PER_REPLICA_BATCH // 2, "--accumulation", 2],
         {"TF_TTS_CPU_REPLICAS": "2"},
     )
     ports = [free_port(), free_port()]
@@ -30,7 +36,7 @@ def runs(tmp_path_factory):
         )
         for index in range(2)
     ]
-    summaries = {"mirrored": finish(mirrored, timeout=150)}
+    summaries = {"mirrored": finish(mirrored, timeout=150), "accumulated": finish(accumulated, timeout=150)}
     for index, worker in enumerate(workers):
         summaries[f"worker{index}"] = finish(worker, timeout=150)
     weights = {name: list(np.load(root / f"{name}.npz").values()) for name in summaries}
@@ -58,6 +64,14 @@ def test_two_cpu_replicas_of_b_equal_one_replica_of_2b(runs, single_replica):
     assert summaries["mirrored"]["steps"] == STEPS
     assert_same(weights["mirrored"], single_replica.model.get_weights())
     assert summaries["mirrored"]["learning_rate"] == pytest.approx(_learning_rate(single_replica.optimizer))
+
+
+def test_accumulation_on_two_replicas_equals_one_replica_with_the_accumulated_batch(runs, single_replica):
+    # Each update: 2 accumulated global batches of 2 x B/2 = the reference's one batch of 2B.
+    _, summaries, weights = runs
+    assert summaries["accumulated"]["num_replicas"] == 2
+    assert summaries["accumulated"]["steps"] == STEPS
+    assert_same(weights["accumulated"], single_replica.model.get_weights())
 
 
 def test_two_workers_end_with_identical_weights_equal_to_one_replica(runs, single_replica):

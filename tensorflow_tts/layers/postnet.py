@@ -4,7 +4,7 @@ them (TFTacotron2 first projects its postnet's output to ``n_mels``).
 FastSpeech's `Postnet` and Tacotron2's `Tacotron2Postnet` stay two classes: each keeps
 TensorFlowTTS 1.8's variable names (``conv_._i``, ``batch_norm_._i`` against
 ``conv_batch_norm_._i/conv``, ``.../batch_norm``), which old checkpoints are loaded by, and
-its numerics (initialiser, plain against synchronised batch norm, output width, masking).
+its numerics (initialiser, output width, masking).
 """
 
 import tensorflow as tf
@@ -21,8 +21,8 @@ def keras_activation(name):
 
 
 class Postnet(tf.keras.layers.Layer):
-    """``num_layers`` x (conv, batch norm, tanh, dropout); the last conv outputs ``num_mels``
-    channels and has no tanh."""
+    """``num_layers`` x (conv, batch norm synchronised across replicas, tanh, dropout); the
+    last conv outputs ``num_mels`` channels and has no tanh."""
 
     def __init__(self, num_mels, filters, kernel_size, num_layers, dropout_rate, **kwargs):
         super().__init__(**kwargs)
@@ -37,7 +37,13 @@ class Postnet(tf.keras.layers.Layer):
             )
             for i in range(num_layers)
         ]
-        self.batch_norms = [tf.keras.layers.BatchNormalization(axis=-1, name=f"batch_norm_._{i}") for i in range(num_layers)]
+        # Synchronised: in training the statistics span every replica's batch, so N replicas
+        # x B train as one replica x N*B (per-replica statistics would differ from the global
+        # ones). Inference uses the moving statistics, as in 1.8; the variables are the same.
+        self.batch_norms = [
+            tf.keras.layers.BatchNormalization(axis=-1, synchronized=True, name=f"batch_norm_._{i}")
+            for i in range(num_layers)
+        ]
         self.dropout = Dropout(dropout_rate)
 
     def call(self, mels, mask, training=False):

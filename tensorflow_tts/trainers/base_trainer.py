@@ -745,13 +745,15 @@ class BaseTrainer:
         self._epochs_variable.assign(self.epochs)
         self._epoch_batches_variable.assign(getattr(self, "_epoch_batches", 0))
         path = self._manager.save(checkpoint_number=self.steps)
+        if self.config.save_weights_h5:
+            # On every worker too: reading sync-on-read variables (batch norm's moving
+            # statistics) is a collective, which would wait forever for absent workers.
+            self._save_h5_weights()
         if not self.is_chief:
             # Every worker takes part in saving; only the chief keeps the files.
             for filename in os.listdir(self._manager.directory):
                 os.remove(os.path.join(self._manager.directory, filename))
             return None
-        if self.config.save_weights_h5:
-            self._save_h5_weights()
         logger.info("saved checkpoint %s", path)
         return path
 

@@ -96,7 +96,8 @@ def return_strategy(cpu_replicas=None):
                 devices=devices, cross_device_ops=tf.distribute.ReductionToOneDevice()
             )
     if len(gpus) >= 2:
-        return tf.distribute.MirroredStrategy()
+        # Every logical GPU: a GPU split into virtual devices mirrors over each part.
+        return tf.distribute.MirroredStrategy(devices=[device.name for device in tf.config.list_logical_devices("GPU")])
     if len(gpus) == 1:
         return tf.distribute.OneDeviceStrategy(device="/gpu:0")
     return tf.distribute.OneDeviceStrategy(device="/cpu:0")

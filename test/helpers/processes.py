@@ -1,4 +1,4 @@
-"""Start run_tiny_training.py in subprocesses (fresh TensorFlow runtimes) with bounded time."""
+"""Start run_tiny_training.py or a training script in subprocesses (fresh TensorFlow runtimes) with bounded time."""
 
 import json
 import os
@@ -6,7 +6,9 @@ import socket
 import subprocess
 import sys
 
-HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_tiny_training.py")
+HELPERS = os.path.dirname(os.path.abspath(__file__))
+HELPER = os.path.join(HELPERS, "run_tiny_training.py")
+SCRIPT_SAVING_WEIGHTS = os.path.join(HELPERS, "run_script_saving_weights.py")
 
 
 def free_port():
@@ -16,11 +18,22 @@ def free_port():
 
 
 def start_training(args, extra_env=None):
+    """run_tiny_training.py with `args`; its last stdout line is a JSON summary (see `finish`)."""
+    return start_python([HELPER, *args], extra_env)
+
+
+def start_script(weights_out, script, args, extra_env=None):
+    """A training script run as a user runs it, its models' weights saved to `weights_out` (.npz)."""
+    return start_python([SCRIPT_SAVING_WEIGHTS, weights_out, script, *args], extra_env)
+
+
+def start_python(argv, extra_env=None):
+    """`python argv...` in a fresh process: no inherited TF_CONFIG or CPU split, quiet TensorFlow."""
     env = {key: value for key, value in os.environ.items() if key not in ("TF_CONFIG", "TF_TTS_CPU_REPLICAS")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     env.update(extra_env or {})
     return subprocess.Popen(
-        [sys.executable, HELPER, *[str(arg) for arg in args]],
+        [sys.executable, *[str(arg) for arg in argv]],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -30,6 +43,11 @@ def start_training(args, extra_env=None):
 
 def finish(process, timeout):
     """Wait for a training subprocess; return its JSON summary or fail with its stderr."""
+    return json.loads(wait(process, timeout)[0].strip().splitlines()[-1])
+
+
+def wait(process, timeout):
+    """(stdout, stderr) of a subprocess that must exit with 0 within `timeout` seconds."""
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -37,7 +55,7 @@ def finish(process, timeout):
         stdout, stderr = process.communicate()
         raise AssertionError(f"training subprocess timed out after {timeout}s:\n{stderr[-3000:]}")
     assert process.returncode == 0, f"training subprocess failed ({process.returncode}):\n{stderr[-3000:]}"
-    return json.loads(stdout.strip().splitlines()[-1])
+    return stdout, stderr
 
 
 def tf_config(ports, index):

@@ -24,6 +24,7 @@ def main():
     parser.add_argument("--outdir", required=True)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=4, help="per replica")
+    parser.add_argument("--accumulation", type=int, default=1, help="gradient_accumulation_steps")
     parser.add_argument("--num-examples", type=int, default=16)
     parser.add_argument("--save-interval", type=int, default=1000)
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds slept after each step")
@@ -39,7 +40,10 @@ def main():
     strategy = return_strategy()
     seed_everything(args.seed)
     global_batch_size = args.batch_size * strategy.num_replicas_in_sync
-    config = trainer_config(args.outdir, train_max_steps=args.steps, save_interval_steps=args.save_interval, log_interval_steps=1)
+    config = trainer_config(
+        args.outdir, train_max_steps=args.steps, save_interval_steps=args.save_interval, log_interval_steps=1,
+        gradient_accumulation_steps=args.accumulation,
+    )
     if args.gan:
         config["discriminator_train_start_steps"] = args.discriminator_start
         trainer = build_gan_trainer(config, strategy)
