@@ -29,7 +29,7 @@ import numpy as np
 from measure import machine_report
 
 import tensorflow_tts  # noqa: F401  (sets up tf.keras before tensorflow is used)
-from tensorflow_tts.datasets import AcousticDataset, AudioMelDataset, write_synthetic_dump
+from tensorflow_tts.datasets import AcousticDataset, AudioMelDataset, ljspeech_lengths, write_synthetic_dump
 from tensorflow_tts.dump import layout
 from tensorflow_tts.dump.shards import ShardIndex, shard_dump
 
@@ -59,18 +59,8 @@ def parse_args(argv=None):
 # -- building the dumps ------------------------------------------------------------------
 
 
-def ljspeech_lengths(count, seed=0):
-    """(frames, tokens) int `(count,)`: durations of 1-10.1 s skewed long as in LJSpeech (Beta(3.2, 2), mean ~6.6 s),
-    ~14.5 tokens per second."""
-    rng = np.random.default_rng(seed)
-    seconds = 1.0 + 9.1 * rng.beta(3.2, 2.0, count)
-    frames = np.round(seconds * SAMPLE_RATE / HOP_SIZE).astype(np.int64)
-    tokens = np.clip(np.round(seconds * rng.normal(14.5, 1.5, count)), 2, frames).astype(np.int64)
-    return frames, tokens
-
-
 def build_npy(dump_dir, count):
-    frames, tokens = ljspeech_lengths(count)
+    frames, tokens = ljspeech_lengths(count, sample_rate=SAMPLE_RATE, hop_size=HOP_SIZE)
     write_synthetic_dump(dump_dir, num_utterances=count, hop_size=HOP_SIZE, frame_lengths=frames,
                          token_lengths=tokens, vocab_size=150, num_speakers=1)
 

@@ -11,6 +11,7 @@ import soundfile as sf
 import tensorflow_tts  # noqa: F401  (before tensorflow: tf.keras is Keras 2)
 
 from tensorflow_tts.bin.synthesize import main  # noqa: E402
+from tensorflow_tts.inference.batching import bucket  # noqa: E402
 from tensorflow_tts.inference.export import export_saved_model  # noqa: E402
 from tensorflow_tts.inference.synthesizer import SynthesisError, Synthesizer  # noqa: E402
 from test_export import (  # noqa: E402
@@ -203,3 +204,47 @@ def test_cli_batch_mode_reports_the_bad_line(models, tmp_path, caplog):
     assert main(argv) == 1
     assert (tmp_path / "out_0001.wav").is_file() and not (tmp_path / "out_0002.wav").exists()
     assert "lines.txt line 2: no symbol of the text is known" in caplog.text
+
+
+class RecordingRunner:
+    """A model runner that records the `input_ids` shapes it is called with."""
+
+    def __init__(self, runner):
+        self.runner, self.shapes = runner, []
+
+    def __getattr__(self, name):
+        return getattr(self.runner, name)
+
+    def __call__(self, **inputs):
+        self.shapes.append(inputs["input_ids"].shape)
+        return self.runner(**inputs)
+
+
+def unpadded_audio(synthesizer, runner, text):
+    """The audio of `text` from the exact token ids: one acoustic call, one vocoder call."""
+    ids = np.asarray(synthesizer.processor.encode(text)[0], np.int32)[np.newaxis]
+    values = {"input_ids": ids, "speaker_ids": np.zeros([1], np.int32), "speed_ratios": np.ones([1], np.float32),
+              "f0_ratios": np.ones([1], np.float32), "energy_ratios": np.ones([1], np.float32)}
+    mels = runner(**{name: values[name] for name in runner.input_names})["mel_after"]
+    return np.asarray(synthesizer.vocoder(mels=mels)["audio"]).reshape(-1), ids.shape[1]
+
+
+@pytest.mark.parametrize("kind", ["folder", "tflite"])
+def test_token_ids_are_padded_to_few_lengths_and_give_the_audio_of_the_exact_ids(models, kind):
+    """oneDNN keeps memory per input shape: texts of 24 token lengths reach the model in bucket
+    lengths only, alone and in batches, with the audio of their unpadded ids."""
+    synthesizer = Synthesizer(*models[kind], processor=LJSPEECH_MAPPER)
+    runner = synthesizer.acoustic = RecordingRunner(synthesizer.acoustic)
+    sentence = "Printing, in the only sense with which we are at present concerned, differs from most arts"
+    texts = [sentence[: 3 + 3 * count].strip() + "." for count in range(24)]
+    exact_lengths = set()
+    for text in texts:
+        expected, length = unpadded_audio(synthesizer, runner.runner, text)
+        exact_lengths.add(length)
+        np.testing.assert_allclose(synthesizer.synthesize(text), expected, atol=1e-5)
+    if synthesizer.acoustic.batchable:
+        for text, audio in zip(texts, synthesizer.synthesize_batch(texts[:9])):
+            np.testing.assert_allclose(audio, unpadded_audio(synthesizer, runner.runner, text)[0], atol=1e-5)
+    seen = {shape[1] for shape in runner.shapes}
+    assert len(exact_lengths) >= 20 and len(seen) < len(exact_lengths)
+    assert all(bucket(length) == length for length in seen), sorted(seen)  # only bucket lengths

@@ -21,7 +21,7 @@ from tensorflow_tts.datasets.dump_dataset import (
     read_utt_ids,
     with_num_workers,
 )
-from tensorflow_tts.datasets.synthetic import write_synthetic_dump
+from tensorflow_tts.datasets.synthetic import ljspeech_lengths, write_synthetic_dump
 
 __all__ = [
     "AcousticDataset",
@@ -33,6 +33,7 @@ __all__ = [
     "bucketed_batches",
     "frame_budget_batch_sizes",
     "frame_budget_batches",
+    "ljspeech_lengths",
     "pad_to_lengths",
     "padded_batches",
     "padding_ratio",

@@ -11,16 +11,21 @@ first and last `context_frames` frames of each from a second call over equal-len
 at the utterance's real edges: every sample sees what it sees when vocoded alone.
 
 Both calls are padded to a few bucketed shapes: TensorFlow's oneDNN kernels keep memory for
-every input shape they meet, so unbounded shapes would make a server's memory grow.
+every input shape they meet, so unbounded shapes would make a server's memory grow. For the
+same reason the synthesizer pads token ids to `bucket` lengths and rows (`pad_rows`).
 """
 
 import numpy as np
 
 
-def pad_rows(rows, dtype):
-    """Sequences of different lengths (each (T_i, ...)) -> (B, max T, ...) zero-padded, lengths (B,)."""
-    lengths = np.asarray([len(row) for row in rows], np.int32)
-    shape = (len(rows), int(lengths.max())) + np.asarray(rows[0]).shape[1:]
+def pad_rows(rows, dtype, length=0, count=0):
+    """Sequences of different lengths (each (T_i, ...)) -> zero-padded (B', T', ...), lengths (B',).
+
+    T' is the longest row or `length`, whichever is more; B' is len(rows) or `count`: the
+    rows added have length 0.
+    """
+    lengths = np.asarray([len(row) for row in rows] + [0] * (count - len(rows)), np.int32)
+    shape = (len(lengths), max(int(lengths.max()), length)) + np.asarray(rows[0]).shape[1:]
     batch = np.zeros(shape, dtype)
     for index, row in enumerate(rows):
         batch[index, : len(row)] = row

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorflow_tts.inference.batching import pad_rows, vocode_batch
+from tensorflow_tts.inference.batching import bucket, pad_rows, vocode_batch
 from tensorflow_tts.inference.streaming import receptive_field_frames, stream_vocoder
 from tensorflow_tts.processor.text.text_split import split_in_half, split_sentences
 
@@ -362,8 +362,19 @@ class Synthesizer:
         return self._acoustic_batch_inputs([ids], [(speaker_id, speed, f0, energy)])
 
     def _acoustic_batch_inputs(self, rows, controls):
-        """Token ids of each row (padded with 0) and each row's (speaker_id, speed, f0, energy)."""
-        input_ids, input_lengths = pad_rows(rows, np.int32)
+        """Token ids of each row and each row's (speaker_id, speed, f0, energy), as model inputs.
+
+        Ids are padded with 0 (which the models mask) to a `bucket` length, at most the
+        position table, and rows to a `bucket` count with empty rows: the model meets a few
+        shapes, not one per text length (see batching.py); outputs past a row's own tokens
+        are 0 frames, and added rows are ignored.
+        """
+        longest = max(len(row) for row in rows)
+        max_positions = self.acoustic.info.get("max_position_embeddings") or 0
+        length = min(bucket(longest), max_positions) if max_positions else bucket(longest)
+        count = bucket(len(rows)) if self.acoustic.batchable else len(rows)
+        input_ids, input_lengths = pad_rows(rows, np.int32, length, count)
+        controls = list(controls) + [(0, 1.0, 1.0, 1.0)] * (count - len(rows))
         speaker_ids, speeds, f0s, energies = zip(*controls)
         values = {
             "input_ids": input_ids,
