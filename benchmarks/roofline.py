@@ -23,16 +23,13 @@ A figure whose floor is above the time asked of it (a ratio to 1.8's time measur
 
 import argparse
 import math
-import statistics
-import time
-
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
 
 import numpy as np
 import tensorflow as tf
 
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
-from measure import finish, machine_report, profile_op_types
+from measure import finish, machine_report, matmul_gflops, profile_op_types, timed
 
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
@@ -101,38 +98,13 @@ def graph_flops(concrete_function):
 
 
 # --------------------------------------------------------------------------- the machine
-def matmul_gflops(repeats):
-    a = tf.random.normal([2048, 2048])
-    matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, a)))
-    matmul().numpy()
-    return 2 * 2048**3 / fastest(lambda: matmul().numpy(), repeats) / 1e9
-
-
 def read_bandwidth(repeats):
     """GB/s of summing a 512 MB float32 array (one read pass), fastest run."""
     x = tf.random.uniform([128 * 2**20])
     total = tf.function(lambda: tf.reduce_sum(x))
     total().numpy()
-    return x.shape[0] * 4 / fastest(lambda: total().numpy(), repeats) / 1e9
-
-
-def fastest(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def median_seconds(function, repeats):
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    _, fastest, _ = timed(lambda: total().numpy(), repeats, 60)
+    return x.shape[0] * 4 / fastest / 1e9
 
 
 # --------------------------------------------------------------------------- workloads
@@ -228,7 +200,8 @@ def workload(name, args):
 
 def report(name, args, peak_gflops, bandwidth):
     run, counted, extra = workload(name, args)
-    seconds = median_seconds(run, args.repeats)
+    run()  # trace and warm up
+    seconds, _, _ = timed(run, args.repeats, 600)
     op_ms = profile_op_types(run, args.profile_runs)
     ms_by_family = {}
     for op_type, ms in op_ms.items():
@@ -276,7 +249,7 @@ def main():
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     print(machine_report())
-    peak, bandwidth = matmul_gflops(5), read_bandwidth(5)
+    peak, bandwidth = matmul_gflops(), read_bandwidth(5)
     print(f"sustained fp32 matmul 2048^2: {peak:.0f} GFLOP/s; read bandwidth {bandwidth:.1f} GB/s", flush=True)
     results = {name: report(name, args, peak, bandwidth) for name in args.workloads}
     return finish({"matmul_gflops": round(peak), "read_gb_per_s": round(bandwidth, 1), "results": results}, args.json)

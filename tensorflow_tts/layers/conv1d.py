@@ -15,9 +15,9 @@ TensorFlow's own, and the result equals TensorFlow's gradient up to float summat
 import tensorflow as tf
 
 
-def _same_padding(kernel_size, dilation):
-    """(before, after) padding of a stride-1 "SAME" conv, as TensorFlow pads."""
-    total = dilation * (kernel_size - 1)
+def _same_padding(kernel_size):
+    """(before, after) padding of a stride-1, undilated "SAME" conv, as TensorFlow pads."""
+    total = kernel_size - 1
     return total // 2, total - total // 2
 
 
@@ -49,7 +49,7 @@ def _conv1d(inputs, kernel, padding):
         y = tf.nn.conv1d(x, w, stride=1, padding=padding)
 
         def gradient(dy):
-            before, after = _same_padding(w.shape[0], 1) if padding == "SAME" else (0, 0)
+            before, after = _same_padding(w.shape[0]) if padding == "SAME" else (0, 0)
             x_padded = tf.pad(x, [[0, 0], [before, after], [0, 0]]) if before or after else x
             dx = tf.nn.conv1d_transpose(dy, w, tf.shape(x), strides=1, padding=padding)
             return dx, kernel_gradient(x_padded, dy, w.shape)
@@ -61,10 +61,10 @@ def _conv1d(inputs, kernel, padding):
 
 
 # Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
-# Single-thread CPU time of a training step (`benchmarks/roofline.py` workloads, median of 5),
-# Keras' Conv2DBackpropFilter -> ours: FastSpeech2 v1 at 4 x 600 frames (C_in 256-1024)
-# 2253 -> 1986 ms (im2col for every layer: 2125 ms); the MB-MelGAN v1 generator step (C_in
-# 48-384, long sequences) 123 -> 114 ms (per tap for every layer: 137 ms).
+# Chosen from single-thread CPU time of the `benchmarks/roofline.py` training steps against
+# Keras' Conv2DBackpropFilter: FastSpeech2 v1 (C_in 256-1024) gains most per tap (~12 % less;
+# im2col everywhere ~5 %); MB-MelGAN v1 (C_in 48-384, long sequences) gains with im2col (~7 %)
+# and loses per tap (~10 % more). The side-by-side figures are in benchmarks/README.md.
 PER_TAP_MIN_CHANNELS = 256
 
 
@@ -74,8 +74,8 @@ def kernel_gradient(x_padded, dy, kernel_shape):
 
     Wide inputs: per tap, with both tensors flattened to rows (dy with K - 1 zero rows after
     each sequence, so row b * P + t of both is position t of sequence b and a shift never
-    reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of two row ranges,
-    which TensorFlow slices without copying. Narrow inputs: the K shifted views side by side
+    reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of two row ranges
+    (no K shifted copies of the input side by side). Narrow inputs: the K shifted views side by side
     ("im2col", (B * T_out, K * C_in)) and one product, which keeps the matmul wide.
     """
     kernel_size, in_channels, out_channels = kernel_shape
