@@ -459,3 +459,17 @@ def test_18_mapper_files_load(corpus):
         pytest.skip(f"compat fixture {path} is missing")
     processor = AutoProcessor.from_pretrained(str(path))
     assert processor.dataset_name == corpus and len(processor.symbol_to_id) > 40
+
+
+def test_a_bare_tacotron2_config_builds_1_8s_default_network():
+    # 1.8's Tacotron2Config() class defaults, which user code and the side-by-side harness build.
+    config = Tacotron2Config()
+    assert (config.n_speakers, config.n_conv_encoder, config.reduction_factor) == (5, 3, 5)
+    assert (config.encoder_conv_activation, config.prenet_activation) == ("mish", "mish")
+    model = TFTacotron2(config)
+    ids = tf.constant([[3, 4, 5, 6]], tf.int32)
+    model(ids, tf.constant([4]), tf.constant([4]), tf.zeros([1, 10, config.n_mels]), tf.constant([10]), 2,
+          training=False)
+    speaker_tables = [v for v in model.weights if "speaker" in v.name and v.shape[0] == 5]
+    assert speaker_tables, "5 speakers give speaker embeddings"
+    assert len([v for v in model.weights if "conv_batch_norm" in v.name and "gamma" in v.name]) >= 3

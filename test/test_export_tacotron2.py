@@ -12,6 +12,7 @@ from tensorflow_tts.configs import Tacotron2Config
 from tensorflow_tts.inference.export import export_saved_model
 from tensorflow_tts.inference.tflite import TFLiteModel, convert_model, operator_names
 from tensorflow_tts.models import TFTacotron2
+from helpers.tiny import TACOTRON2_V1_SHAPE
 
 LENGTHS = (2, 3, 4, 5, 7, 8, 10, 12, 15, 19)
 
@@ -25,7 +26,7 @@ def tacotron2(request):
         vocab_size=20, embedding_hidden_size=16, n_conv_encoder=2, encoder_conv_filters=16,
         encoder_lstm_units=8, prenet_units=16, decoder_lstm_units=16, attention_dim=8,
         attention_filters=4, attention_kernel=5, n_mels=10, n_conv_postnet=2,
-        postnet_conv_filters=16, reduction_factor=2, attention_type=request.param,
+        postnet_conv_filters=16, **dict(TACOTRON2_V1_SHAPE, reduction_factor=2), attention_type=request.param,
     ))
     model = TFTacotron2(config)
     model.setup_maximum_iterations(9)

@@ -11,7 +11,7 @@ from tensorflow_tts.inference.export import export_saved_model, model_type_of
 from tensorflow_tts.models import registry
 from tensorflow_tts.models.serving import ServableModel
 
-from helpers.tiny import about_three_frames_per_token
+from helpers.tiny import TACOTRON2_V1_SHAPE, about_three_frames_per_token
 
 NUM_MELS = 6
 FFT = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, attention_head_size=8, intermediate_size=32)
@@ -27,6 +27,7 @@ TINY_PARAMS = {
         vocab_size=20, embedding_hidden_size=16, n_conv_encoder=2, encoder_conv_filters=16, encoder_lstm_units=8,
         prenet_units=16, decoder_lstm_units=16, attention_dim=8, attention_filters=4, attention_kernel=5,
         n_mels=NUM_MELS, n_conv_postnet=2, postnet_conv_filters=16, prenet_dropout_at_inference=False,
+        **TACOTRON2_V1_SHAPE,
     ),
     "melgan_generator": dict(filters=16, upsample_scales=[2, 3], stacks=1, kernel_size=3),
     "multiband_melgan_generator": dict(filters=16, upsample_scales=[2, 3], stacks=1, kernel_size=3, out_channels=4,

@@ -15,6 +15,7 @@ from tensorflow_tts.losses.guided_attention import (  # noqa: E402
     guided_attention_weights,
 )
 from tensorflow_tts.models import TFTacotron2  # noqa: E402
+from helpers.tiny import TACOTRON2_V1_SHAPE  # noqa: E402
 
 N_MELS = 10
 
@@ -24,7 +25,7 @@ def tiny_config(**overrides):
         vocab_size=20, embedding_hidden_size=16, n_conv_encoder=2, encoder_conv_filters=16,
         encoder_lstm_units=8, prenet_units=16, decoder_lstm_units=16, attention_dim=8,
         attention_filters=4, attention_kernel=5, n_mels=N_MELS, n_conv_postnet=2,
-        postnet_conv_filters=16, reduction_factor=1,
+        postnet_conv_filters=16, **TACOTRON2_V1_SHAPE,
     )
     values.update(overrides)
     return Tacotron2Config.from_dict(values)
@@ -203,7 +204,7 @@ def test_guided_attention_per_step_is_the_mean_penalty_of_a_decoder_step():
     np.testing.assert_allclose(per_cell * 5, per_step, rtol=1e-6)
 
 
-def test_old_yaml_loads_and_defaults_are_tacotron2_v1(tmp_path):
+def test_old_yaml_loads_and_keys_it_leaves_out_take_1_8s_class_defaults(tmp_path):
     old_yaml = """
 model_type: tacotron2
 tacotron2_params:
@@ -213,7 +214,9 @@ tacotron2_params:
     attention_type: "lsa"
 """
     config = Tacotron2Config.from_dict(yaml.safe_load(old_yaml)["tacotron2_params"])
-    assert (config.embedding_hidden_size, config.n_conv_encoder, config.encoder_lstm_units) == (512, 5, 256)
+    assert (config.n_speakers, config.reduction_factor) == (1, 1)
+    assert (config.embedding_hidden_size, config.n_conv_encoder, config.encoder_lstm_units) == (512, 3, 256)
+    assert (config.encoder_conv_activation, config.prenet_activation) == ("mish", "mish")
     assert (config.prenet_units, config.decoder_lstm_units, config.attention_dim) == (256, 1024, 128)
     assert config.prenet_dropout_at_inference and config.decoder_zoneout_rate == 0.0
     with pytest.raises(ConfigError, match="unknown key.*zoneout"):

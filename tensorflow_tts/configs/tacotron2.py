@@ -17,10 +17,13 @@ ACTIVATIONS = ("identity", "linear", "tanh", "relu", "gelu", "swish", "mish")
 class Tacotron2Config(BaseConfig):
     """Tacotron 2: conv + BiLSTM encoder, location-sensitive attention, autoregressive LSTM decoder.
 
-    Keys and defaults of the 1.8 keys are those of the published ``tacotron2.v1.yaml``
-    (LJSpeech), so old YAML files (the mapping under ``tacotron2_params:``) and old
-    ``config.json`` files load unchanged. The keys after ``postnet_dropout_rate`` are new;
-    their defaults keep the 1.8 behaviour except ``legacy_free_running_eval`` (see there).
+    Keys and defaults of the 1.8 keys are those of 1.8's ``Tacotron2Config()`` (5 speakers,
+    3 mish encoder convs, mish prenet, reduction factor 5), so 1.8 code that builds the
+    config from its defaults builds the same network; old YAML files (the mapping under
+    ``tacotron2_params:``) and old ``config.json`` files load unchanged. The published
+    recipes (``examples/tacotron2/conf/tacotron2.v1.yaml``: 1 speaker, 5 relu convs, r = 1)
+    set every key. The keys after ``postnet_dropout_rate`` are new; their defaults keep the
+    1.8 behaviour except ``legacy_free_running_eval`` (see there).
     """
 
     model_types: ClassVar[tuple] = ("tacotron2",)
@@ -34,21 +37,21 @@ class Tacotron2Config(BaseConfig):
     layer_norm_eps: float = 1e-6  # layer norm after the token (+ speaker) embeddings
     embedding_dropout_prob: float = 0.1
     # More than 1 adds speaker embeddings to the token embeddings and to the encoder output.
-    n_speakers: int = 1
+    n_speakers: int = 5
 
     # Encoder: `n_conv_encoder` x (conv, batch norm, activation, dropout), then a BiLSTM.
-    n_conv_encoder: int = 5
+    n_conv_encoder: int = 3
     encoder_conv_filters: int = 512
     encoder_conv_kernel_sizes: int = 5
-    encoder_conv_activation: str = "relu"  # one of ACTIVATIONS
+    encoder_conv_activation: str = "mish"  # one of ACTIVATIONS
     encoder_conv_dropout_rate: float = 0.5
     encoder_lstm_units: int = 256  # per direction; the encoder output has twice as many channels
 
     # Decoder: each step emits `reduction_factor` frames.
-    reduction_factor: int = 1
+    reduction_factor: int = 5
     n_prenet_layers: int = 2
     prenet_units: int = 256
-    prenet_activation: str = "relu"
+    prenet_activation: str = "mish"
     prenet_dropout_rate: float = 0.5
     n_lstm_decoder: int = 1  # decoder LSTMs after the attention LSTM
     decoder_lstm_units: int = 1024

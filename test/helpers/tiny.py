@@ -15,6 +15,9 @@ from tensorflow_tts.trainers import GanBasedTrainer, Seq2SeqBasedTrainer
 NUM_FEATURES = 4
 NUM_MELS = 2
 FRAMES = 12
+# The tiny Tacotron2s keep the v1 recipe's shape; Tacotron2Config() itself has 1.8's class
+# defaults (5 speakers, mish, 5 frames per decoder step).
+TACOTRON2_V1_SHAPE = dict(n_speakers=1, reduction_factor=1, encoder_conv_activation="relu", prenet_activation="relu")
 
 
 def make_arrays(num_examples=16, seed=0, nan_examples=()):

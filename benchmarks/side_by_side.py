@@ -1,0 +1,179 @@
+"""Side by side with TensorFlowTTS 1.8: the shared harness plus two figures it cannot give alone.
+
+`../shared/peers/bench_tts.py` times both packages through the API they share. This script
+runs that harness unchanged (imported from the peers folder) with two additions, so that one
+`compare.py` run covers every goal of issue 21:
+
+- ``taco2_v1_ms`` beside the harness's Tacotron2 figure. The harness builds
+  ``Tacotron2Config()``, whose class defaults (both packages: reduction factor 5, 3 mish
+  encoder convs, 5 speakers) decode 600 frames in 120 steps; that is not what the LJSpeech
+  recipe trains. Here both also build the published ``tacotron2.v1.yaml`` model (the same
+  keys in both packages): 120 ids, stop token pinned to "never", 600 decoder steps of one
+  frame.
+- ``*_fastest`` figures: our fastest shipped CPU path, the builtin-only TFLite files
+  (``TTS_FAST_QUANTIZE``, int8 dynamic range by default) run by LiteRT with XNNPACK, for
+  FastSpeech2 inference, the vocoder, end to end (one text2wav file) and both Tacotron2s, on
+  the harness's inputs. 1.8's fastest path is its Keras model, so its ``*_fastest`` figures are
+  its Keras ones. How far that path's audio is from fp32 on a trained voice:
+  ``fast_path_distance.py``.
+
+From the project checkout, with `.venv` installed and the peers set up
+(``../shared/peers/setup_peers.sh``):
+
+    python3 ../shared/peers/compare.py --a peer="$PWD/benchmarks/side_by_side.sh peer" \\
+        --b ours="$PWD/benchmarks/side_by_side.sh ours" --rounds 3
+
+Arguments after ``--`` go to the harness (``--only fs2_infer,vocoder,e2e,tacotron2``: the
+``tacotron2`` workload runs both additions). The peers folder is ``../shared/peers`` beside
+the checkout unless ``TTS_PEERS_DIR`` says otherwise.
+"""
+
+import importlib.util
+import math
+import os
+import sys
+from pathlib import Path
+
+PEERS = Path(os.environ.get("TTS_PEERS_DIR", Path(__file__).resolve().parents[2] / "shared" / "peers"))
+FAST_QUANTIZE = os.environ.get("TTS_FAST_QUANTIZE", "int8")
+
+# tacotron2.v1.yaml's tacotron2_params: keys both packages' Tacotron2Config take.
+TACOTRON2_V1 = dict(
+    dataset="ljspeech", vocab_size=149, embedding_hidden_size=512, initializer_range=0.02,
+    embedding_dropout_prob=0.1, n_speakers=1, n_conv_encoder=5, encoder_conv_filters=512,
+    encoder_conv_kernel_sizes=5, encoder_conv_activation="relu", encoder_conv_dropout_rate=0.5,
+    encoder_lstm_units=256, reduction_factor=1, n_prenet_layers=2, prenet_units=256,
+    prenet_activation="relu", prenet_dropout_rate=0.5, n_lstm_decoder=1, decoder_lstm_units=1024,
+    attention_type="lsa", attention_dim=128, attention_filters=32, attention_kernel=31, n_mels=80,
+    n_conv_postnet=5, postnet_conv_filters=512, postnet_conv_kernel_sizes=5, postnet_dropout_rate=0.1,
+)
+# Figures of the fastest path, and the Keras figure each one is compared with.
+FASTEST = {
+    "fs2_infer_fastest_ms": "fs2_infer_ms",
+    "vocoder_fastest_rtf": "vocoder_rtf",
+    "e2e_fastest_rtf": "e2e_rtf",
+    "taco2_v1_fastest_ms": "taco2_v1_ms",
+    "taco2_infer_fastest_ms": "taco2_infer_ms",
+}
+
+
+def load_harness():
+    spec = importlib.util.spec_from_file_location("bench_tts", PEERS / "bench_tts.py")
+    if spec is None or not (PEERS / "bench_tts.py").is_file():
+        raise SystemExit(f"{PEERS}/bench_tts.py not found: set TTS_PEERS_DIR to the peers folder")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    return harness
+
+
+def build_tacotron2(H, M, params):
+    """Tacotron2Config(**params), built by one teacher-forced call, never stopping, capped at 600 frames."""
+    np, tf = M["np"], M["tf"]
+    from tensorflow_tts.configs import Tacotron2Config
+    from tensorflow_tts.models import TFTacotron2
+
+    tf.random.set_seed(H.SEED + 6)
+    config = Tacotron2Config(**params)
+    model = TFTacotron2(config=config, name="tacotron2")
+    model(tf.constant([list(range(1, 10))], tf.int32), tf.constant([9], tf.int32), tf.constant([0], tf.int32),
+          tf.zeros([1, 50, config.n_mels]), tf.constant([50], tf.int32), 10, training=True)
+    stop = [v for v in model.weights if "stop_projection" in v.name]
+    for v in stop:  # bias -20, kernel 0: sigmoid ~ 0, the decoder never stops
+        v.assign(np.full(v.shape, -20.0 if len(v.shape) == 1 else 0.0, "float32"))
+    steps = H.N_IDS * H.DUR_FRAMES // config.reduction_factor
+    model.setup_maximum_iterations(steps)
+    ids = np.random.RandomState(H.SEED).randint(1, config.vocab_size, size=(1, H.N_IDS)).astype("int32")
+    return model, ids, dict(decoder_steps=steps, stop_vars_pinned=len(stop))
+
+
+def run_tacotron2_v1(H, M, args, res):
+    """``taco2_v1_ms``: the v1 recipe's Tacotron2 (the harness's ``taco2_infer_ms`` is the class defaults')."""
+    tf = M["tf"]
+    model, ids, info = build_tacotron2(H, M, TACOTRON2_V1)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32),
+                                  tf.TensorSpec([None], tf.int32)])
+    def infer(input_ids, input_lengths, speaker_ids):
+        return model.inference(input_ids, input_lengths, speaker_ids)
+
+    inputs = (tf.constant(ids), tf.constant([H.N_IDS]), tf.constant([0]))
+    frames = {}
+
+    def once():
+        frames["mel"] = int(infer(*inputs)[1].numpy().shape[1])
+
+    median, timing = H.bench(once, 1, max(2, args.repeats // 2))
+    res["taco2_v1_ms"] = median * 1e3
+    res["params"]["tacotron2_v1"] = H.n_params(model)
+    res["details"]["tacotron2_v1"] = dict(info, config="tacotron2.v1.yaml", mel_frames=frames["mel"], **timing)
+    return model, ids
+
+
+def fastest_shipped_path():
+    """Our TFLite converter and runner, or None for a package without them (1.8)."""
+    try:
+        from tensorflow_tts.inference import tflite
+    except ImportError:
+        return None
+    return tflite
+
+
+def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
+    tflite = fastest_shipped_path()
+    if tflite is None:  # 1.8: its fastest path is its Keras model
+        for fastest, keras in FASTEST.items():
+            if keras in res:
+                res[fastest] = res[keras]
+        res["details"]["fastest"] = dict(path="keras (no TFLite path in this package)")
+        return
+    np, tf = M["np"], M["tf"]
+    tf.random.set_seed(H.SEED)
+    fs2 = H.build_fs2(M)
+    H.pin_durations(M, fs2)
+    vocoder = H.build_mbmelgan(M)
+    text = {name: value.numpy() for name, value in H.fs2_inputs(M).items()}
+    frames = int(math.ceil(H.VOCODER_SECONDS * H.SAMPLE_RATE / H.HOP_SIZE))
+    mels = np.random.RandomState(H.SEED + 1).randn(1, frames, H.NUM_MELS).astype("float32")
+    threads = args.intra_op_threads
+    tacotron2_inputs = dict(input_ids=tacotron2_ids, input_lengths=np.array([H.N_IDS], "int32"),
+                            speaker_ids=np.zeros([1], "int32"))
+    cases = (
+        ("fs2_infer_fastest_ms", tflite.convert_model(fs2, FAST_QUANTIZE), text, None),
+        ("vocoder_fastest_rtf", tflite.convert_model(vocoder, FAST_QUANTIZE), {"mels": mels}, "audio"),
+        ("e2e_fastest_rtf", tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE), text, "audio"),
+        ("taco2_v1_fastest_ms", tflite.convert_model(tacotron2, FAST_QUANTIZE), tacotron2_inputs, None),
+        ("taco2_infer_fastest_ms", tflite.convert_model(build_tacotron2(H, M, {})[0], FAST_QUANTIZE),
+         tacotron2_inputs, None),
+    )
+    details = dict(path=f"TFLite {FAST_QUANTIZE}, LiteRT + XNNPACK, {threads} threads")
+    for key, flatbuffer, inputs, audio in cases:
+        model = tflite.TFLiteModel(flatbuffer, num_threads=threads)
+        shapes = {}
+
+        def once():
+            shapes.update({name: value.shape for name, value in model(**inputs).items()})
+
+        median, timing = H.bench(once, args.warmup, args.repeats)
+        seconds = shapes[audio][1] / H.SAMPLE_RATE if audio else None
+        res[key] = median / seconds if audio else median * 1e3
+        details[key] = dict(output_shapes={k: list(v) for k, v in shapes.items()}, size_mb=len(flatbuffer) / 2**20,
+                            **timing)
+    res["details"]["fastest"] = details
+
+
+def main():
+    H = load_harness()
+    harness_tacotron2 = H.run_tacotron2
+
+    def tacotron2_and_fastest(M, args, res):
+        harness_tacotron2(M, args, res)
+        H.log(f"tacotron2 (v1 recipe), then the fastest path ({FAST_QUANTIZE})")
+        model, ids = run_tacotron2_v1(H, M, args, res)
+        run_fastest(H, M, args, res, model, ids)
+
+    H.run_tacotron2 = tacotron2_and_fastest
+    H.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
