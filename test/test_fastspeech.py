@@ -10,7 +10,9 @@ import tensorflow as tf  # noqa: E402
 from tensorflow_tts.configs import ConfigError, FastSpeech2Config, FastSpeechConfig  # noqa: E402
 from tensorflow_tts.layers.embeddings import PositionEmbedding, sinusoidal_table  # noqa: E402
 from tensorflow_tts.layers.length_regulator import LengthRegulator  # noqa: E402
+from tensorflow_tts.inference.batching import bucket  # noqa: E402
 from tensorflow_tts.models import TFFastSpeech, TFFastSpeech2  # noqa: E402
+from tensorflow_tts.models.fastspeech import bucketed_size  # noqa: E402
 from helpers.tiny import about_three_frames_per_token
 
 TINY = dict(
@@ -225,6 +227,26 @@ def test_frame_level_variance_takes_and_predicts_one_value_per_frame():
     ones = np.ones([2], np.float32)
     mel_before, _, durations, f0, _ = model.inference(INPUT_IDS, SPEAKERS, ones, ones, ones)
     assert f0.shape[1] == mel_before.shape[1] == np.asarray(durations).sum(1).max()
+
+
+def test_bucketed_frame_counts_are_the_synthesizers_bucket_sizes():
+    sizes = np.arange(1, 5000)
+    graph = [int(bucketed_size(tf.constant(size, tf.int32), 4)) for size in sizes]
+    assert graph == [bucket(int(size)) for size in sizes]
+
+
+@pytest.mark.parametrize("variance_level", ["token", "frame"])
+def test_decoding_a_bucketed_frame_count_gives_the_exact_mels(variance_level):
+    model = tiny_fastspeech2(variance_level=variance_level)
+    ones = np.ones([2], np.float32)
+    exact = [np.asarray(value) for value in model.inference(INPUT_IDS, SPEAKERS, ones, ones, ones)]
+    model.frame_buckets_per_octave = 1  # few sizes, so the frames decoded are well past the durations
+    bucketed = model.serving_function()(INPUT_IDS, SPEAKERS, ones, ones, ones)
+    num_frames = int(exact[2].sum(1).max())
+    assert bucket(num_frames, 1) > num_frames + 2
+    for name, value in zip(model.serving_outputs, exact):
+        assert bucketed[name].shape == value.shape, name
+        np.testing.assert_allclose(bucketed[name], value, atol=1e-5, err_msg=name)
 
 
 # ---------------------------------------------------------------------------- speakers

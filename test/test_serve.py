@@ -7,6 +7,8 @@ the tiny random-weight FastSpeech2 and MB-MelGAN of the synthesis tests.
 import asyncio
 import io
 import struct
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
@@ -18,7 +20,9 @@ import tensorflow_tts  # noqa: F401  (before tensorflow: tf.keras is Keras 2)
 
 from tensorflow_tts.bin.serve import load_config, main, parse_args  # noqa: E402
 from tensorflow_tts.configs.base_config import ConfigError  # noqa: E402
+from tensorflow_tts.inference.synthesizer import SynthesisCancelled  # noqa: E402
 from tensorflow_tts.serving.app import create_app  # noqa: E402
+from tensorflow_tts.serving.batcher import Batcher  # noqa: E402
 from tensorflow_tts.serving.config import ServeConfig  # noqa: E402
 from tensorflow_tts.serving.voices import load_voices  # noqa: E402
 from test_export import LJSPEECH_MAPPER, save_model_folder, shared_models  # noqa: E402
@@ -218,6 +222,30 @@ def test_a_request_over_the_time_limit_gets_504_and_the_next_is_served(folders, 
         assert response.status_code == 504 and "limit" in response.json()["error"]["reason"]
     with TestClient(create_app(voices, make_config(folders))) as fresh:
         assert fresh.post("/v1/synthesize", json={"text": "Served."}).status_code == 200
+
+
+def test_a_running_batch_is_told_when_its_caller_gave_up():
+    told = []
+
+    def run_batch(items, cancelled):  # a model call that takes long, then the check before the next one
+        deadline = time.monotonic() + 5
+        while not cancelled() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        told.append(cancelled())
+        return [SynthesisCancelled("stopped")] * len(items)
+
+    async def give_up_after(seconds):
+        with ThreadPoolExecutor(max_workers=1) as executor:
+            batcher = Batcher(run_batch, executor, max_batch_size=4, wait_s=0.0, max_queue=8)
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(batcher.submit("text"), seconds)
+            while not told:
+                await asyncio.sleep(0.01)
+            await batcher.close()
+
+    started = time.monotonic()
+    asyncio.run(give_up_after(0.05))
+    assert told == [True] and time.monotonic() - started < 4
 
 
 # ------------------------------------------------------------------------------ metrics

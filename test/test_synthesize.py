@@ -13,7 +13,7 @@ import tensorflow_tts  # noqa: F401  (before tensorflow: tf.keras is Keras 2)
 from tensorflow_tts.bin.synthesize import main  # noqa: E402
 from tensorflow_tts.inference.batching import bucket  # noqa: E402
 from tensorflow_tts.inference.export import export_saved_model  # noqa: E402
-from tensorflow_tts.inference.synthesizer import SynthesisError, Synthesizer  # noqa: E402
+from tensorflow_tts.inference.synthesizer import SynthesisCancelled, SynthesisError, Synthesizer  # noqa: E402
 from test_export import (  # noqa: E402
     LJSPEECH_MAPPER,
     save_model_folder,
@@ -248,3 +248,31 @@ def test_token_ids_are_padded_to_few_lengths_and_give_the_audio_of_the_exact_ids
     seen = {shape[1] for shape in runner.shapes}
     assert len(exact_lengths) >= 20 and len(seen) < len(exact_lengths)
     assert all(bucket(length) == length for length in seen), sorted(seen)  # only bucket lengths
+
+
+class CountingRunner(RecordingRunner):
+    def __call__(self, **inputs):
+        self.shapes.append(next(iter(inputs.values())).shape)
+        return self.runner(**inputs)
+
+
+@pytest.mark.parametrize("kind", ["folder", "tflite"])
+def test_a_cancelled_batch_makes_no_further_model_call(models, kind):
+    """Keras voices batch (one acoustic call, then the vocoder); TFLite voices run sentence by sentence."""
+    synthesizer = Synthesizer(*models[kind], processor=LJSPEECH_MAPPER)
+    acoustic = synthesizer.acoustic = CountingRunner(synthesizer.acoustic)
+    vocoder = synthesizer.vocoder = CountingRunner(synthesizer.vocoder)
+    texts = ["First sentence here.", "A second one. And a third."]
+    with pytest.raises(SynthesisCancelled):
+        synthesizer.synthesize_batch(texts, cancelled=lambda: True)
+    assert acoustic.shapes == [] and vocoder.shapes == []
+    asked = []
+
+    def after_the_first_model_call():
+        asked.append(len(acoustic.shapes) + len(vocoder.shapes))
+        return asked[-1] > 0
+
+    with pytest.raises(SynthesisCancelled):
+        synthesizer.synthesize_batch(texts, cancelled=after_the_first_model_call)
+    assert len(acoustic.shapes) == 1 and vocoder.shapes == []
+    assert len(synthesizer.synthesize_batch(texts, cancelled=lambda: False)) == 2

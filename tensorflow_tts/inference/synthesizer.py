@@ -29,10 +29,21 @@ PAUSE_SECONDS = 0.15  # silence between sentences
 # Streaming context for an exported vocoder that does not record its receptive field
 # (the v1 recipes of MelGAN, MB-MelGAN and HiFi-GAN need 8, 13 and 15 frames).
 UNKNOWN_CONTEXT_FRAMES = 32
+# Frame counts a Keras FastSpeech model decodes: rounded up to 4 sizes per octave (~5 % more
+# frames on average), so a server's memory stops growing with every new text length.
+FRAME_BUCKETS_PER_OCTAVE = 4
 
 
 class SynthesisError(Exception):
     """Bad input to synthesis: a missing or mismatched model, unusable text, a bad ratio or speaker."""
+
+
+class SynthesisCancelled(Exception):
+    """The caller gave up (a server's time limit passed): synthesis stopped before its next model call."""
+
+
+def _never():
+    return False
 
 
 # --------------------------------------------------------------------------- model runners
@@ -63,6 +74,14 @@ class _KerasRunner(_Runner):
         super().__init__(source, info, [spec.name for spec in input_signature(model)])
         self.model = model
         self._function = serving_function(model)
+        if hasattr(model, "frame_buckets_per_octave"):
+            # FastSpeech decodes a bucketed frame count, as the ids and rows are bucketed (batching.py):
+            # traced now with it, then the model is left as it was (an export of it decodes exactly).
+            chosen, model.frame_buckets_per_octave = model.frame_buckets_per_octave, FRAME_BUCKETS_PER_OCTAVE
+            try:
+                self._function.get_concrete_function()
+            finally:
+                model.frame_buckets_per_octave = chosen
 
     def __call__(self, **inputs):
         outputs = self._function(*[inputs[name] for name in self.input_names])
@@ -500,7 +519,7 @@ class Synthesizer:
         return np.concatenate(segments).astype(np.float32)
 
     # ------------------------------------------------------------------ batches
-    def synthesize_batch(self, texts, speaker_id=0, speed=1.0, f0=1.0, energy=1.0):
+    def synthesize_batch(self, texts, speaker_id=0, speed=1.0, f0=1.0, energy=1.0, cancelled=None):
         """Several texts -> a list of float32 audio, each `synthesize`'s audio up to float rounding.
 
         Every sentence of every text goes through the acoustic model as one padded batch and
@@ -508,13 +527,15 @@ class Synthesizer:
         formats allow: Keras models and SavedModels take batches; a TFLite model (converted
         for batch 1), a text2wav model and Tacotron2 (each row stops at its own step) run
         sentence by sentence. speaker_id, speed, f0, energy: one value for all texts, or a
-        list with one value per text.
+        list with one value per text. cancelled: a callable asked before every model call;
+        once it returns True, `SynthesisCancelled` is raised and no further call is made.
         """
         texts = list(texts)
         per_text = [_per_text(name, value, len(texts))
                     for name, value in (("speaker_id", speaker_id), ("speed", speed), ("f0", f0), ("energy", energy))]
         plans = [(text, self._pieces(text), self._controls(*values)) for text, *values in zip(texts, *per_text)]
-        results = iter(self._run_rows([(piece, controls) for _, pieces, controls in plans for piece in pieces]))
+        rows = [(piece, controls) for _, pieces, controls in plans for piece in pieces]
+        results = iter(self._run_rows(rows, cancelled or _never))
         audio = []
         for text, pieces, controls in plans:
             own = [next(results) for _ in pieces]
@@ -522,21 +543,30 @@ class Synthesizer:
             audio.append(np.concatenate(segments).astype(np.float32) if segments else np.zeros([0], np.float32))
         return audio
 
-    def _run_rows(self, rows):
-        """(piece, controls) rows -> each row's audio (N,), None where no symbol of it is known."""
+    def _run_rows(self, rows, cancelled):
+        """(piece, controls) rows -> each row's audio (N,), None where no symbol of it is known.
+
+        `cancelled()` is asked before each model call (see synthesize_batch)."""
+
+        def unless_cancelled(step, *args):
+            if cancelled():
+                raise SynthesisCancelled(f"synthesis of {len(rows)} sentences cancelled before {step.__name__}")
+            return step(*args)
+
         batched = (self.vocoder is not None and self.acoustic.batchable
                    and "tacotron2" not in self.acoustic.info.get("model_type", ""))
         if not batched:
-            results = [self._run_piece(piece, controls) for piece, controls in rows]
-            return results if self.vocoder is None else [mels if mels is None or len(mels) == 0 else self._vocode(mels)
-                                                          for mels in results]
-        mels = self._mels_batch(rows)
+            results = [unless_cancelled(self._run_piece, piece, controls) for piece, controls in rows]
+            return results if self.vocoder is None else [
+                mels if mels is None or len(mels) == 0 else unless_cancelled(self._vocode, mels) for mels in results]
+        mels = unless_cancelled(self._mels_batch, rows)
         present = [index for index, row_mels in enumerate(mels) if row_mels is not None and len(row_mels)]
         if self.vocoder.batchable:
-            made = vocode_batch(lambda batch: self.vocoder(mels=batch)["audio"], [mels[index] for index in present],
-                                self.vocoder.info["hop_size"], self.context_frames)
+            made = unless_cancelled(vocode_batch, lambda batch: self.vocoder(mels=batch)["audio"],
+                                    [mels[index] for index in present], self.vocoder.info["hop_size"],
+                                    self.context_frames)
         else:
-            made = [self._vocode(mels[index]) for index in present]
+            made = [unless_cancelled(self._vocode, mels[index]) for index in present]
         audio = [None if row_mels is None else np.zeros([0], np.float32) for row_mels in mels]  # 0 frames: no audio
         for index, row_audio in zip(present, made):
             audio[index] = row_audio

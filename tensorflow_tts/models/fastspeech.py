@@ -97,6 +97,20 @@ def legacy_renamer(prefix, path, renames=FASTSPEECH_LEGACY_RENAMES, ignored=FAST
     return rename
 
 
+def bucketed_size(size, steps_per_octave):
+    """A scalar int32 size > 0 rounded up to one of `steps_per_octave` sizes per octave.
+
+    The graph form of `inference.batching.bucket` (the same sizes): sizes up to
+    2 * steps_per_octave stay as they are; above, the step is 1 / steps_per_octave of the
+    power of two below the size, so at most that share is added.
+    """
+    powers = tf.constant([1 << i for i in range(31)], tf.int32)
+    bit_length = tf.reduce_sum(tf.cast(powers <= size - 1, tf.int32))  # of size - 1
+    step = tf.maximum(tf.gather(powers, tf.maximum(bit_length - 1, 0)) // steps_per_octave, 1)
+    rounded = (size + step - 1) // step * step
+    return tf.where(size <= 2 * steps_per_octave, size, rounded)
+
+
 class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     """FastSpeech: token ids -> mel frames, with durations from a predictor or given.
 
@@ -104,9 +118,17 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
     a duration predictor, the length regulator, an FFT-block decoder over frames (with its
     own position and speaker embeddings), a Dense mel projection and a conv postnet.
     Token id 0 is padding.
+
+    `frame_buckets_per_octave` (default 0: decode exactly the frames the durations give):
+    n > 0 makes inference decode the frames rounded up to one of n sizes per octave, masked
+    so the mels are the same (within float round-off) and cut back to their length. A server
+    sets it so TensorFlow's CPU kernels, which keep memory for every input shape they meet,
+    see a few frame counts instead of one per text. It is read when a function is traced
+    (`inference` at its first call, `serving_function()` when first called).
     """
 
     config_class = FastSpeechConfig
+    frame_buckets_per_octave = 0
     legacy_renames = FASTSPEECH_LEGACY_RENAMES  # old weight name -> ours, see legacy_renamer
     mel_output = "mel_after"
     serving_outputs = ("mel_before", "mel_after", "durations")  # what `_inference` returns, in order
@@ -275,13 +297,16 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         speed_ratios = tf.cast(speed_ratios, durations.dtype)[:, tf.newaxis]
         return tf.cast(tf.math.round(durations / speed_ratios), tf.int32)
 
-    @staticmethod
-    def _inference_frames(durations):
+    def _inference_frames(self, durations):
         """durations (B, T) -> (frames to decode, frames to return): the longest total duration,
         decoded as at least 1 frame since the convs cannot run on none (every duration 0 then
-        returns mels of shape (B, 0, num_mels))."""
+        returns mels of shape (B, 0, num_mels)), and rounded up to a bucket when
+        `frame_buckets_per_octave` is set (the frames past the durations are masked)."""
         total = tf.reduce_max(tf.reduce_sum(durations, axis=1))
-        return tf.maximum(total, 1), total
+        decoded = tf.maximum(total, 1)
+        if self.frame_buckets_per_octave:
+            decoded = bucketed_size(decoded, self.frame_buckets_per_octave)
+        return decoded, total
 
     def call(self, input_ids, speaker_ids, duration_gts, training=False, num_frames=None):
         """Teacher-forced pass: frames follow the given durations.

@@ -179,4 +179,6 @@ class TFFastSpeech2(TFFastSpeech):
             num_frames=decoded_frames,
         )
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training=False)
+        if self.config.variance_level != "token":  # frame-level predictions cover the decoded frames
+            f0_outputs, energy_outputs = f0_outputs[:, :num_frames], energy_outputs[:, :num_frames]
         return mel_before[:, :num_frames], mel_after[:, :num_frames], durations, f0_outputs, energy_outputs

@@ -5,7 +5,8 @@
     GET  /v1/voices, /healthz, /metrics (Prometheus), / (the web page)
 
 Refused requests get a JSON body {"error": {"field": ..., "reason": ...}} with a 4xx status;
-a request still unanswered after `timeout_s` gets 504 and is dropped if it has not started.
+a request still unanswered after `timeout_s` gets 504 and is dropped if it has not started;
+a running batch whose callers have all gone stops before its next model call.
 """
 
 import asyncio

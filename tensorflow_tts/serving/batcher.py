@@ -2,7 +2,8 @@
 
 The first request of a batch waits up to `wait_s` for more (at most `max_batch_size`); the
 batch then runs on the voice's worker thread while the next one gathers. A request whose
-caller gave up (its time limit passed) before its batch started is dropped, not run.
+caller gave up (its time limit passed) before its batch started is dropped, not run; a
+running batch is told through `cancelled()` once all its callers gave up, and stops.
 """
 
 import asyncio
@@ -17,10 +18,11 @@ class QueueFull(Exception):
 
 
 class Batcher:
-    """Gathers items and runs them in batches through `run_batch(items) -> results` on `executor`.
+    """Gathers items and runs them in batches through `run_batch(items, cancelled) -> results` on `executor`.
 
-    A result that is an Exception is raised to that item's caller. `on_batch(size)` is told
-    the size of every batch run.
+    A result that is an Exception is raised to that item's caller. `cancelled()` (safe to
+    call from the worker thread) is True once every caller of the batch has gone. `on_batch(size)`
+    is told the size of every batch run.
     """
 
     def __init__(self, run_batch, executor, max_batch_size, wait_s, max_queue, on_batch=None):
@@ -62,8 +64,13 @@ class Batcher:
             if not jobs:
                 continue
             self.on_batch(len(jobs))
+            futures = [future for _, future in jobs]
+
+            def cancelled():
+                return all(future.done() for future in futures)
+
             try:
-                results = await loop.run_in_executor(self.executor, self.run_batch, [item for item, _ in jobs])
+                results = await loop.run_in_executor(self.executor, self.run_batch, [item for item, _ in jobs], cancelled)
             except Exception as error:  # noqa: BLE001  (reported to every caller of the batch)
                 logger.exception("a batch of %d requests failed", len(jobs))
                 results = [error] * len(jobs)

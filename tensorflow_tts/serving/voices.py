@@ -9,7 +9,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tensorflow_tts.inference.synthesizer import SynthesisError, Synthesizer
+from tensorflow_tts.inference.synthesizer import SynthesisCancelled, SynthesisError, Synthesizer
 
 logger = logging.getLogger(__name__)
 
@@ -64,21 +64,26 @@ class Voice:
             "batching": synthesizer.acoustic.batchable,
         }
 
-    def run_batch(self, requests):
+    def run_batch(self, requests, cancelled=None):
         """SpeechRequests -> each one's audio, or the SynthesisError it raised (on the worker thread).
 
         A lone request goes through synthesize_batch too: its sentences share one batch, and
         the vocoder sees only bucketed shapes (see inference/batching.py), which keeps the
-        server's memory from growing with every new text length.
+        server's memory from growing with every new text length. `cancelled()` true (every
+        caller gave up) stops the batch before its next model call.
         """
         controls = {name: [getattr(request, name) for request in requests] for name in ("speed", "f0", "energy")}
         try:
             return self.synthesizer.synthesize_batch([request.text for request in requests],
-                                                     speaker_id=[request.speaker for request in requests], **controls)
+                                                     speaker_id=[request.speaker for request in requests],
+                                                     cancelled=cancelled, **controls)
+        except SynthesisCancelled as error:
+            logger.info("voice %s: %s: every caller gave up", self.name, error)
+            return [error] * len(requests)
         except SynthesisError as error:
             if len(requests) == 1:
                 return [error]
-            return [self.run_batch([request])[0] for request in requests]  # find whose request it was
+            return [self.run_batch([request], cancelled)[0] for request in requests]  # find whose request it was
 
     def close(self):
         self.executor.shutdown(wait=False, cancel_futures=True)
