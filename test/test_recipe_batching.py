@@ -1,4 +1,4 @@
-"""The published v1 acoustic recipes batch by length: <= 10 % padded frames on LJSpeech's
+"""The published acoustic recipes batch by length: <= 10 % padded frames on LJSpeech's
 lengths, with 1.8's batch size.
 
 Each recipe's data keys go through the recipes' own `build_dataset` over a dump whose
@@ -17,11 +17,16 @@ from tensorflow_tts.datasets import ljspeech_lengths, write_synthetic_dump
 from tensorflow_tts.recipes import acoustic, tacotron2
 
 REPO = Path(__file__).resolve().parents[1]
-V1_RECIPES = [
+PUBLISHED_RECIPES = [
     "fastspeech2/conf/fastspeech2.v1.yaml",
     "fastspeech2/conf/fastspeech2.jsut.v1.yaml",
     "fastspeech2/conf/fastspeech2.kss.v1.yaml",
+    "fastspeech2/conf/fastspeech2.v2.yaml",
+    "fastspeech2/conf/fastspeech2.baker.v2.yaml",
+    "fastspeech2/conf/fastspeech2.kss.v2.yaml",
+    "fastspeech2_libritts/conf/fastspeech2libritts.yaml",
     "fastspeech/conf/fastspeech.v1.yaml",
+    "fastspeech/conf/fastspeech.v3.yaml",
     "tacotron2/conf/tacotron2.v1.yaml",
     "tacotron2/conf/tacotron2.baker.v1.yaml",
     "tacotron2/conf/tacotron2.kss.v1.yaml",
@@ -43,11 +48,11 @@ def ljspeech_like_dump(tmp_path_factory):
     return dump
 
 
-def data_config(name):
+def data_config(name, dump):
     path = REPO / "examples" / name
     if "tacotron2" in name:
         return tacotron2.load_recipe(path).data_config
-    return acoustic.load_recipe(path, None).data_config
+    return acoustic.load_recipe(path, None, dump_dir=dump).data_config  # the dump sizes `n_speakers: null`
 
 
 def one_epoch(dump, config):
@@ -67,9 +72,9 @@ def one_epoch(dump, config):
     return padded / total, utterances / count
 
 
-@pytest.mark.parametrize("name", V1_RECIPES)
-def test_v1_recipe_pads_at_most_a_tenth_at_the_batch_size_of_1_8(ljspeech_like_dump, name):
-    config = data_config(name)
+@pytest.mark.parametrize("name", PUBLISHED_RECIPES)
+def test_published_recipe_pads_at_most_a_tenth_at_the_batch_size_of_1_8(ljspeech_like_dump, name):
+    config = data_config(name, ljspeech_like_dump)
     share, per_batch = one_epoch(ljspeech_like_dump, config)
     assert share <= MAX_PADDING, f"{name}: {share:.1%} of the frames are padding"
     # 1.8 dropped the last partial batch; buckets end with one partial batch each.
@@ -77,7 +82,7 @@ def test_v1_recipe_pads_at_most_a_tenth_at_the_batch_size_of_1_8(ljspeech_like_d
 
 
 def test_plain_padded_batches_of_the_same_size_pad_far_more(ljspeech_like_dump):
-    config = data_config(V1_RECIPES[0])
+    config = data_config(PUBLISHED_RECIPES[0], ljspeech_like_dump)
     config.batching = "padded"
     share, per_batch = one_epoch(ljspeech_like_dump, config)
     assert share > 0.2 and per_batch == pytest.approx(config.batch_size)
