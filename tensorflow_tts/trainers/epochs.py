@@ -47,8 +47,10 @@ class EpochBatches:
         try:
             batch = next(self._current)
         except StopIteration:
+            finished = [self._current]
             self._current = self._next.result()
-            self._next = self._executor.submit(iter, self._dataset)
+            self._next = self._executor.submit(self._release_and_make, finished)
+            del finished
             self.epochs_finished += 1
             self.epoch_batches = 0
             try:
@@ -57,6 +59,15 @@ class EpochBatches:
                 raise ValueError("train_dataset yields no batch; check its size and batch_size") from None
         self.epoch_batches += 1
         return batch
+
+    def _release_and_make(self, finished):
+        """On the background thread: let go of the epoch that ended, then make the next epoch's iterator.
+
+        Tearing down an exhausted iterator stops its prefetching threads, which can take a
+        while (~1.2 s for a distributed dataset's), time the training thread need not wait.
+        """
+        finished.clear()
+        return iter(self._dataset)
 
     def __iter__(self):
         return self
