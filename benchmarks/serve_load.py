@@ -145,7 +145,9 @@ def run_mode(voice, args, batching):
     server, url = serve(voice, args.max_batch_size if batching else 1, args.batch_wait_ms)
     try:
         sampling_rate = httpx.get(f"{url}/v1/voices").json()["voices"][0]["sampling_rate"]
-        asyncio.run(load(url, mixed_texts(4 * args.clients, seed=1), args.clients, args.stream))  # warm-up, not counted
+        started_rss = rss_mib(server.pid)
+        warmup = args.warmup if args.warmup is not None else 4 * args.clients
+        asyncio.run(load(url, mixed_texts(warmup, seed=1), args.clients, args.stream))  # warm-up, not counted
         texts = mixed_texts(args.requests)
         rss, cpu = [rss_mib(server.pid)], cpu_seconds(server.pid)
         results, wall = [], 0.0
@@ -170,6 +172,7 @@ def run_mode(voice, args, batching):
         "cpu_per_audio_second": cpu / audio_seconds,
         "mean_batch": float(metrics['tts_batch_size_sum{voice="default"}']) / float(metrics['tts_batch_size_count{voice="default"}']),
         "rss_growth_mib": (rss[1] - rss[0], rss[2] - rss[1]), "wall": wall, "audio_seconds": audio_seconds,
+        "warmup": (warmup, rss[0] - started_rss), "rss_mib": rss[-1],
     }
 
 
@@ -181,6 +184,9 @@ def main():
     parser.add_argument("--max-batch-size", type=int, default=16)
     parser.add_argument("--batch-wait-ms", type=float, default=10.0)
     parser.add_argument("--only", choices=("on", "off"), default=None, help="run one mode only")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="requests sent before the measured ones, not counted (default: 4 per client); "
+                             "TensorFlow's per-shape kernel caches fill during it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         if (DEMO / "fastspeech2").is_dir() and (DEMO / "mb_melgan").is_dir():
@@ -194,8 +200,9 @@ def main():
     for row in rows:
         print(f"{row['mode']:<32} throughput {row['throughput']:6.2f} audio s/s   latency p50 {row['p50']:.3f} "
               f"p95 {row['p95']:.3f} p99 {row['p99']:.3f} s   first byte p50 {row['first_byte_p50']:.3f} s   "
-              f"errors {row['errors']}   server CPU {row['cpu_per_audio_second']:.3f} s per audio s   mean batch {row['mean_batch']:.1f}   RSS growth {row['rss_growth_mib'][0]:+.0f} then {row['rss_growth_mib'][1]:+.0f} MiB   ({row['audio_seconds']:.1f} s "
-              f"of audio in {row['wall']:.1f} s)")
+              f"errors {row['errors']}   server CPU {row['cpu_per_audio_second']:.3f} s per audio s   mean batch {row['mean_batch']:.1f}   RSS growth {row['rss_growth_mib'][0]:+.0f} then {row['rss_growth_mib'][1]:+.0f} MiB "
+              f"(to {row['rss_mib']:.0f}; {row['warmup'][1]:+.0f} in {row['warmup'][0]} warm-up requests)   "
+              f"({row['audio_seconds']:.1f} s of audio in {row['wall']:.1f} s)")
     if len(rows) == 2:
         print(f"batching: {rows[0]['throughput'] / rows[1]['throughput']:.2f}x the throughput, "
               f"p50 {rows[0]['p50']:.3f} s vs {rows[1]['p50']:.3f} s")
