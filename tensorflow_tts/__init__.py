@@ -12,3 +12,9 @@ __version__ = "2.0.0.dev0"
 from tensorflow_tts import moved as _moved  # noqa: E402
 
 _moved.install()
+
+# Before TensorFlow's threads exist too: few malloc heaps, so input pipelines do not fragment
+# memory epoch after epoch (see utils/heap.py; MALLOC_ARENA_MAX overrides it).
+from tensorflow_tts.utils.heap import limit_malloc_arenas  # noqa: E402
+
+limit_malloc_arenas()
