@@ -1,13 +1,15 @@
 """Load on tensorflow-tts-serve: throughput and latency with request batching on and off.
 
     python benchmarks/serve_load.py                      # demo voice (demo_output/), else a random tiny voice
-    python benchmarks/serve_load.py --requests 200 --clients 16 --stream
+    python benchmarks/serve_load.py --requests 400 --clients 16 --stream
 
 Starts the server on 127.0.0.1 (a fresh process per mode), sends a bounded load of mixed
 lengths from `--clients` concurrent clients, and prints per mode: throughput (audio seconds
 per wall second), p50/p95/p99 latency, time to first audio byte (--stream), errors, the
 server's CPU seconds per audio second (the figure other jobs on the machine disturb least),
-its mean batch size and its RSS growth over each half of the run. Nothing leaves this machine.
+its mean batch size and its RSS growth over each half of the run, after a warm-up (100
+requests per client by default, not counted) in which TensorFlow's per-shape kernel caches
+fill; the RSS the warm-up added is printed too. Nothing leaves this machine.
 """
 
 import argparse
@@ -146,7 +148,7 @@ def run_mode(voice, args, batching):
     try:
         sampling_rate = httpx.get(f"{url}/v1/voices").json()["voices"][0]["sampling_rate"]
         started_rss = rss_mib(server.pid)
-        warmup = args.warmup if args.warmup is not None else 4 * args.clients
+        warmup = args.warmup if args.warmup is not None else 100 * args.clients
         asyncio.run(load(url, mixed_texts(warmup, seed=1), args.clients, args.stream))  # warm-up, not counted
         texts = mixed_texts(args.requests)
         rss, cpu = [rss_mib(server.pid)], cpu_seconds(server.pid)
@@ -178,15 +180,15 @@ def run_mode(voice, args, batching):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--stream", action="store_true", help="streamed responses (time to first byte)")
     parser.add_argument("--max-batch-size", type=int, default=16)
     parser.add_argument("--batch-wait-ms", type=float, default=10.0)
     parser.add_argument("--only", choices=("on", "off"), default=None, help="run one mode only")
     parser.add_argument("--warmup", type=int, default=None,
-                        help="requests sent before the measured ones, not counted (default: 4 per client); "
-                             "TensorFlow's per-shape kernel caches fill during it")
+                        help="requests sent before the measured ones, not counted (default: 100 per client); "
+                             "TensorFlow's per-shape kernel caches fill during it, and the RSS it added is printed")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         if (DEMO / "fastspeech2").is_dir() and (DEMO / "mb_melgan").is_dir():
