@@ -831,8 +831,8 @@ def _single_cpu(strategy):
 
     Its iterators (one per epoch, see EpochBatches) took ~1.2 s to tear down at every second
     or third epoch boundary (the tiny vocoder recipe trained 6 % more steps in 20 minutes
-    without them); a plain tf.data iterator feeds `strategy.run` on the CPU as well. On a GPU the distributed dataset stays:
-    it prefetches the batches to the device.
+    without them); a plain tf.data iterator feeds `strategy.run` on the CPU as well. On a GPU
+    the distributed dataset stays: it prefetches the batches to the device.
     """
     if not isinstance(strategy, tf.distribute.OneDeviceStrategy):
         return False
