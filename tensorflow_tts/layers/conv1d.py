@@ -1,63 +1,71 @@
-"""1-D convolution whose kernel gradient is computed by matrix products.
+"""1-D convolution whose gradients are computed by forward convolutions and matrix products.
 
-TensorFlow computes a Conv1D as a Conv2D over ``(B, 1, T, C)``, and on the CPU the kernel
-gradient of that form (``Conv2DBackpropFilter``) runs at well under half the speed of a
-matmul with the same products (`benchmarks/roofline.py`: 38 % of the machine's fp32 matmul
-speed in a FastSpeech2 training step, where the forward conv reaches 90 %). The kernel
-gradient of a stride-1 conv is a matmul:
+TensorFlow computes a Conv1D as a Conv2D over ``(B, 1, T, C)``. On the CPU both gradient
+kernels of that form run far below the forward conv's speed (`benchmarks/roofline.py`: the
+kernel gradient at 38 % of the machine's fp32 matmul speed in a FastSpeech2 training step
+where the forward conv reaches 90 %; the input gradient of the MB-MelGAN generator at 30 %
+where its forward convs reach 67 %), and a dilated conv goes through space-to-batch, two
+more copies of the signal each way. Both gradients of a stride-1 conv are cheaper forms:
 
-    dW[k] = sum over (b, t) of x_padded[b, t + k * dilation]^T dy[b, t]
+    dx = conv(dy padded by dilation * (K - 1) on both sides, the kernel reversed along its
+              taps with C_in and C_out swapped), a forward conv with the same dilation
+    dW[k] = sum over (b, t) of x_padded[b, t + k * dilation]^T dy[b, t], matmuls
 
-computed with matmuls (`kernel_gradient`). The forward conv and the input gradient stay
-TensorFlow's own, and the result equals TensorFlow's gradient up to float summation order.
+(`input_gradient`, `kernel_gradient`). The forward conv takes the dilation directly. The
+results equal TensorFlow's up to float summation order.
 """
 
 import tensorflow as tf
 
 
-def _same_padding(kernel_size):
-    """(before, after) padding of a stride-1, undilated "SAME" conv, as TensorFlow pads."""
-    total = kernel_size - 1
+def _same_padding(kernel_size, dilation=1):
+    """(before, after) padding of a stride-1 "SAME" conv, as TensorFlow pads."""
+    total = dilation * (kernel_size - 1)
     return total // 2, total - total // 2
 
 
 def conv1d(inputs, kernel, padding="VALID", dilation=1):
-    """Stride-1 1-D convolution with a matmul kernel gradient.
+    """Stride-1 1-D convolution with forward-conv and matmul gradients.
 
     Args:
         inputs: (B, T, C_in).
         kernel: (K, C_in, C_out).
         padding: "VALID" or "SAME".
-        dilation: int >= 1. A dilated conv goes through space-to-batch (as Keras does in
-            training: TensorFlow's CPU gradient kernels without oneDNN have no dilated form),
-            whose inner conv is an undilated one.
+        dilation: int >= 1, the spacing of the taps.
 
     Returns:
         (B, T_out, C_out): T_out = T for "SAME", T - dilation * (K - 1) for "VALID".
     """
-    if dilation > 1:
-        return tf.nn.with_space_to_batch(
-            inputs, [dilation], padding, lambda x, _, inner_padding: conv1d(x, kernel, inner_padding),
-            filter_shape=[kernel.shape[0]],
-        )
-    return _conv1d(inputs, kernel, padding)
 
-
-def _conv1d(inputs, kernel, padding):
     @tf.custom_gradient
     def convolve(x, w):
-        y = tf.nn.conv1d(x, w, stride=1, padding=padding)
+        y = tf.nn.conv1d(x, w, stride=1, padding=padding, dilations=dilation)
 
         def gradient(dy):
-            before, after = _same_padding(w.shape[0]) if padding == "SAME" else (0, 0)
+            before, after = _same_padding(w.shape[0], dilation) if padding == "SAME" else (0, 0)
             x_padded = tf.pad(x, [[0, 0], [before, after], [0, 0]]) if before or after else x
-            dx = tf.nn.conv1d_transpose(dy, w, tf.shape(x), strides=1, padding=padding)
-            return dx, kernel_gradient(x_padded, dy, w.shape)
+            return input_gradient(dy, w, before, after, dilation), kernel_gradient(x_padded, dy, w.shape, dilation)
 
         return y, gradient
 
     # A variable read inside a custom gradient would need its own gradient path: read it here.
     return convolve(tf.convert_to_tensor(inputs), tf.convert_to_tensor(kernel))
+
+
+def input_gradient(dy, kernel, before, after, dilation=1):
+    """d loss / d inputs of a stride-1 conv that padded its input by (before, after): dy
+    (B, T_out, C_out), kernel (K, C_in, C_out) -> (B, T, C_in).
+
+    Input position s received ``kernel[k]`` from output ``s + before - k * dilation``: a
+    correlation of dy, padded to reach every such output, with the kernel reversed along
+    its taps and transposed, which is a forward conv of the same dilation.
+    """
+    span = dilation * (kernel.shape[0] - 1)
+    if span == 0:  # 1x1: a matmul over the channels
+        return tf.nn.conv1d(dy, tf.transpose(kernel, [0, 2, 1]), stride=1, padding="VALID")
+    flipped = tf.transpose(tf.reverse(kernel, axis=[0]), [0, 2, 1])
+    padded = tf.pad(dy, [[0, 0], [span - before, span - after], [0, 0]])
+    return tf.nn.conv1d(padded, flipped, stride=1, padding="VALID", dilations=dilation)
 
 
 # Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
@@ -68,31 +76,39 @@ def _conv1d(inputs, kernel, padding):
 PER_TAP_MIN_CHANNELS = 256
 
 
-def kernel_gradient(x_padded, dy, kernel_shape):
-    """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + K - 1, C_in), dy (B, T_out, C_out)
-    -> (K, C_in, C_out).
+def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
+    """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
+    dy (B, T_out, C_out) -> (K, C_in, C_out).
 
-    Wide inputs: per tap, with both tensors flattened to rows (dy with K - 1 zero rows after
-    each sequence, so row b * P + t of both is position t of sequence b and a shift never
-    reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of two row ranges
-    (no K shifted copies of the input side by side). Narrow inputs: the K shifted views side by side
-    ("im2col", (B * T_out, K * C_in)) and one product, which keeps the matmul wide.
+    Wide inputs: per tap, with both tensors flattened to rows (dy with dilation * (K - 1)
+    zero rows after each sequence, so row b * P + t of both is position t of sequence b and
+    a shift never reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of
+    two row ranges (no K shifted copies of the input side by side). Narrow inputs: the K
+    shifted views side by side ("im2col", (B * T_out, K * C_in)) and one product, which keeps
+    the matmul wide.
     """
     kernel_size, in_channels, out_channels = kernel_shape
+    span = dilation * (kernel_size - 1)
     if kernel_size > 1 and in_channels >= PER_TAP_MIN_CHANNELS:
         rows = tf.reshape(x_padded, [-1, in_channels])
-        dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, kernel_size - 1], [0, 0]]), [-1, out_channels])
+        dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])
         count = tf.shape(rows)[0]
-        return tf.stack([tf.matmul(rows[k:], dy_rows[: count - k], transpose_a=True) for k in range(kernel_size)])
+        return tf.stack(
+            [tf.matmul(rows[k * dilation :], dy_rows[: count - k * dilation], transpose_a=True) for k in range(kernel_size)]
+        )
     steps = tf.shape(dy)[1]
-    columns = x_padded if kernel_size == 1 else tf.concat([x_padded[:, k : k + steps] for k in range(kernel_size)], -1)
+    columns = (
+        x_padded
+        if kernel_size == 1
+        else tf.concat([x_padded[:, k * dilation : k * dilation + steps] for k in range(kernel_size)], -1)
+    )
     dw = tf.matmul(tf.reshape(columns, [-1, kernel_size * in_channels]), tf.reshape(dy, [-1, out_channels]), transpose_a=True)
     return tf.reshape(dw, kernel_shape)
 
 
 class Conv1D(tf.keras.layers.Conv1D):
     """tf.keras Conv1D (same arguments, weights, names and results) with `conv1d`'s faster
-    kernel gradient for stride-1, ungrouped convs; other convs are Keras' own."""
+    gradients for stride-1, ungrouped convs; other convs are Keras' own."""
 
     def convolution_op(self, inputs, kernel):
         if self.groups != 1 or self.strides != (1,) or self.padding not in ("valid", "same", "causal"):

@@ -12,7 +12,7 @@ import math
 
 import tensorflow as tf
 
-from tensorflow_tts.layers.conv1d import Conv1D
+from tensorflow_tts.layers.conv1d import Conv1D, conv1d
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer
 from tensorflow_tts.layers.weight_norm import normalize_kernel
@@ -58,7 +58,7 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     # Output block q (samples q * strides + r) sums inputs q - blocks + 1 .. q: a conv of
     # `blocks` taps over the input padded by blocks - 1 on both sides (T + blocks - 1 blocks).
     padded = tf.pad(x, [[0, 0], [blocks - 1, blocks - 1], [0, 0]]) if blocks > 1 else x
-    y = tf.nn.conv1d(padded, polyphase_kernel(kernel, strides), stride=1, padding="VALID")
+    y = conv1d(padded, polyphase_kernel(kernel, strides), "VALID")  # with the cheaper gradients
     if bias is not None:
         y = tf.nn.bias_add(y, tf.tile(bias, [strides]))  # the same bias for every phase
     shape = tf.shape(x)
