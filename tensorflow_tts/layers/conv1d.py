@@ -61,11 +61,13 @@ def input_gradient(dy, kernel, before, after, dilation=1):
     its taps and transposed, which is a forward conv of the same dilation.
     """
     span = dilation * (kernel.shape[0] - 1)
-    if span == 0:  # 1x1: a matmul over the channels
-        return tf.nn.conv1d(dy, tf.transpose(kernel, [0, 2, 1]), stride=1, padding="VALID")
-    flipped = tf.transpose(tf.reverse(kernel, axis=[0]), [0, 2, 1])
-    padded = tf.pad(dy, [[0, 0], [span - before, span - after], [0, 0]])
-    return tf.nn.conv1d(padded, flipped, stride=1, padding="VALID", dilations=dilation)
+    flipped = tf.transpose(tf.reverse(kernel, axis=[0]), [0, 2, 1])[tf.newaxis]  # (1, K, C_out, C_in)
+    # The conv pads dy itself (explicit padding): no padded copy of dy is written first.
+    dx = tf.nn.conv2d(
+        dy[:, tf.newaxis], flipped, strides=1, dilations=[1, dilation],
+        padding=[[0, 0], [0, 0], [span - before, span - after], [0, 0]],
+    )
+    return tf.squeeze(dx, 1)
 
 
 # Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
