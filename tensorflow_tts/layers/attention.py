@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import truncated_normal
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
@@ -24,10 +25,10 @@ class MultiHeadSelfAttention(HyperParameterConfig, tf.keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
         all_heads = num_heads * head_size
-        self.query = tf.keras.layers.Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="query")
-        self.key = tf.keras.layers.Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="key")
-        self.value = tf.keras.layers.Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="value")
-        self.output_dense = tf.keras.layers.Dense(hidden_size, kernel_initializer=truncated_normal(initializer_range), name="output")
+        self.query = Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="query")
+        self.key = Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="key")
+        self.value = Dense(all_heads, kernel_initializer=truncated_normal(initializer_range), name="value")
+        self.output_dense = Dense(hidden_size, kernel_initializer=truncated_normal(initializer_range), name="output")
         self.dropout = Dropout(dropout_rate)
 
     def _split_heads(self, x, batch_size):

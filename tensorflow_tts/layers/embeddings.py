@@ -3,6 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
+from tensorflow_tts.layers.dense import Dense
 
 def truncated_normal(stddev):
     return tf.keras.initializers.TruncatedNormal(stddev=stddev)
@@ -118,7 +119,7 @@ class SpeakerEmbedding(tf.keras.layers.Layer):
             embeddings_initializer=truncated_normal(initializer_range),
             name="embedding",
         )
-        self.projection = tf.keras.layers.Dense(hidden_size, name="projection")
+        self.projection = Dense(hidden_size, name="projection")
 
     def call(self, speaker_ids):
         """speaker_ids (B,) int -> (B, 1, hidden_size), ready to broadcast over time."""

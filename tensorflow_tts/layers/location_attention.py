@@ -7,6 +7,7 @@ cumulative alignment, which pushes the attention forward monotonically.
 import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D
+from tensorflow_tts.layers.dense import Dense
 
 
 def window_mask(previous_peaks, memory_length, win_front, win_back):
@@ -55,13 +56,13 @@ class LocationSensitiveAttention(tf.keras.layers.Layer):
         self.units = units
         self.filters = filters
         self.kernel_size = kernel_size
-        self.query_layer = tf.keras.layers.Dense(units, use_bias=False, name="query_layer")
-        self.memory_layer = tf.keras.layers.Dense(units, use_bias=False, name="memory_layer")
+        self.query_layer = Dense(units, use_bias=False, name="query_layer")
+        self.memory_layer = Dense(units, use_bias=False, name="memory_layer")
         self.location_conv = Conv1D(
             filters, kernel_size, padding="same", use_bias=False, name="location_conv"
         )
-        self.location_layer = tf.keras.layers.Dense(units, use_bias=False, name="location_layer")
-        self.scores = tf.keras.layers.Dense(1, name="scores")
+        self.location_layer = Dense(units, use_bias=False, name="location_layer")
+        self.scores = Dense(1, name="scores")
 
     def build(self, input_shape):
         """input_shape: ``(query_shape, memory_shape)``, i.e. ((B, Q), (B, T, M))."""

@@ -6,6 +6,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from tensorflow_tts.layers.checkpointing import run_block
+from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import TokenEmbedding, truncated_normal
 from tensorflow_tts.layers.location_attention import (
@@ -43,14 +44,14 @@ class Tacotron2Encoder(tf.keras.layers.Layer):
                 embeddings_initializer=truncated_normal(config.initializer_range),
                 name="speaker_embeddings",
             )
-            self.speaker_projection = tf.keras.layers.Dense(hidden, name="speaker_projection")
+            self.speaker_projection = Dense(hidden, name="speaker_projection")
             self.output_speaker_embeddings = tf.keras.layers.Embedding(
                 config.n_speakers,
                 hidden,
                 embeddings_initializer=truncated_normal(config.initializer_range),
                 name="output_speaker_embeddings",
             )
-            self.output_speaker_projection = tf.keras.layers.Dense(
+            self.output_speaker_projection = Dense(
                 config.encoder_output_size, name="output_speaker_projection"
             )
         self.layer_norm = tf.keras.layers.LayerNormalization(epsilon=config.layer_norm_eps, name="layer_norm")
@@ -108,7 +109,7 @@ class Tacotron2Prenet(tf.keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.dropout_at_inference = dropout_at_inference
         self.dense_layers = [
-            tf.keras.layers.Dense(units, activation=keras_activation(activation), name=f"dense_._{i}")
+            Dense(units, activation=keras_activation(activation), name=f"dense_._{i}")
             for i in range(num_layers)
         ]
 
@@ -191,10 +192,10 @@ class Tacotron2DecoderCell(tf.keras.layers.Layer):
             self.attention = LocationSensitiveAttention(
                 config.attention_dim, config.attention_filters, config.attention_kernel, name="attention"
             )
-        self.frame_projection = tf.keras.layers.Dense(
+        self.frame_projection = Dense(
             config.n_mels * config.reduction_factor, name="frame_projection"
         )
-        self.stop_projection = tf.keras.layers.Dense(config.reduction_factor, name="stop_projection")
+        self.stop_projection = Dense(config.reduction_factor, name="stop_projection")
 
     def build(self, input_shape=None):
         """Every weight follows from the config; ``input_shape`` (B, n_mels) is not needed."""

@@ -7,6 +7,7 @@ predictors are this layer with different options.
 import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D
+from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.embeddings import SpeakerEmbedding
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
@@ -76,7 +77,7 @@ class VariancePredictor(HyperParameterConfig, tf.keras.layers.Layer):
             for i in range(num_conv_layers)
         ]
         self.dropouts = [Dropout(dropout_rate) for _ in range(num_conv_layers)]
-        self.projection = tf.keras.layers.Dense(1, name="projection")
+        self.projection = Dense(1, name="projection")
         self.speaker_embedding = (
             SpeakerEmbedding(n_speakers, hidden_size, initializer_range, name="speaker_embedding")
             if n_speakers > 1

@@ -8,6 +8,7 @@ import h5py
 import tensorflow as tf
 
 from tensorflow_tts.configs.fastspeech import FastSpeechConfig
+from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.embeddings import (
     PositionEmbedding,
     SpeakerEmbedding,
@@ -152,14 +153,14 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         self.duration_predictor = self._make_duration_predictor()
         self.length_regulator = LengthRegulator(name="length_regulator")
         self.decoder_projection = (
-            tf.keras.layers.Dense(decoder_size, name="decoder_projection") if encoder_size != decoder_size else None
+            Dense(decoder_size, name="decoder_projection") if encoder_size != decoder_size else None
         )
         self.decoder_position_embeddings = PositionEmbedding(
             config.max_position_embeddings, decoder_size, name="decoder_position_embeddings"
         )
         self.decoder_speaker_embedding = self._speaker_embedding(decoder_size, "decoder_speaker_embedding")
         self.decoder = FFTStack(name="decoder", **self._stack_kwargs("decoder"))
-        self.mel_dense = tf.keras.layers.Dense(config.num_mels, name="mel_before")
+        self.mel_dense = Dense(config.num_mels, name="mel_before")
         self.postnet = Postnet(
             config.num_mels,
             config.postnet_conv_filters,

@@ -15,6 +15,7 @@ from tensorflow_tts.configs.tacotron2 import Tacotron2Config
 
 # ConvBatchNorm, Tacotron2Prenet and DecoderState are not used here: imported so that their
 # old path, tensorflow_tts.models.tacotron2, keeps working.
+from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.postnet import ConvBatchNorm, Tacotron2Postnet  # noqa: F401
 from tensorflow_tts.layers.tacotron2 import (  # noqa: F401
     DecoderState,
@@ -91,7 +92,7 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         self.encoder = Tacotron2Encoder(config, name="encoder")
         self.decoder_cell = Tacotron2DecoderCell(config, name="decoder_cell")
         self.postnet = Tacotron2Postnet(config, name="postnet")
-        self.residual_projection = tf.keras.layers.Dense(config.n_mels, name="residual_projection")
+        self.residual_projection = Dense(config.n_mels, name="residual_projection")
 
         # Inference settings (1.8's API); `inference` is re-traced whenever one changes.
         self.maximum_iterations = 4000
