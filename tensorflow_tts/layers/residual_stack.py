@@ -46,6 +46,37 @@ def dilated_conv1d(layer, x, training=False):
     return y
 
 
+def reflect_pad(x, size, training=False):
+    """``tf.pad(x, mode="REFLECT")`` along time, by `size` >= 1 on both sides.
+
+    Same values and gradient, cheaper on the CPU: the pad is a concat (TensorFlow's MirrorPad
+    kernel is ~2x slower: the pads were ~10% of MB-MelGAN's inference time). In training its
+    gradient is one MirrorPadGrad, where autodiff through the concat would slice out the
+    middle, write two full-size StridedSliceGrads for the reflected edges and sum the three
+    (0.6-0.8x the time on the MB-MelGAN generator's shapes). Outside training the plain
+    concat is traced: the custom gradient's identity ops cost the inference graph speed.
+
+    Args: x ``(B, T, C)``, T > size. Returns ``(B, T + 2 * size, C)``.
+    """
+
+    def pad(x):
+        left = tf.reverse(x[:, 1 : size + 1], axis=[1])
+        right = tf.reverse(x[:, -size - 1 : -1], axis=[1])
+        return tf.concat([left, x, right], axis=1)
+
+    if not training:
+        return pad(x)
+
+    @tf.custom_gradient
+    def pad_with_gradient(x):
+        def gradient(dy):
+            return tf.raw_ops.MirrorPadGrad(input=dy, paddings=[[0, 0], [size, size], [0, 0]], mode="REFLECT")
+
+        return pad(x), gradient
+
+    return pad_with_gradient(x)
+
+
 class TFReflectionPad1d(tf.keras.layers.Layer):
     """Pad the time axis on both sides (reflect by default)."""
 
@@ -54,17 +85,13 @@ class TFReflectionPad1d(tf.keras.layers.Layer):
         self.padding_size = int(padding_size)
         self.padding_type = padding_type
 
-    def call(self, x):
+    def call(self, x, training=False):
         """Args: x ``(B, T, C)``, T > padding_size. Returns ``(B, T + 2 * padding_size, C)``."""
         size = self.padding_size
         if size == 0:
             return x
         if self.padding_type.upper() == "REFLECT":
-            # The same values as tf.pad(mode="REFLECT"), but TensorFlow's MirrorPad CPU kernel
-            # is ~2x slower than a concat: the pads were ~10% of MB-MelGAN's inference time.
-            left = tf.reverse(x[:, 1 : size + 1], axis=[1])
-            right = tf.reverse(x[:, -size - 1 : -1], axis=[1])
-            return tf.concat([left, x, right], axis=1)
+            return reflect_pad(x, size, training)
         return tf.pad(x, [[0, 0], [size, size], [0, 0]], mode=self.padding_type)
 
     def get_config(self):

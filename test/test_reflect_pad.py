@@ -1,0 +1,56 @@
+"""layers.residual_stack.reflect_pad: tf.pad's REFLECT values and gradient, cheaper."""
+
+import tensorflow_tts  # noqa: F401
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
+from tensorflow_tts.layers.residual_stack import TFReflectionPad1d, reflect_pad
+from tensorflow_tts.models import TFMBMelGANGenerator
+
+
+def padded_and_gradient(pad, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = pad(x)
+        loss = tf.reduce_sum(y * tf.reshape(tf.cos(tf.range(tf.size(y), dtype=tf.float32)), tf.shape(y)))
+    return y, tape.gradient(loss, x)
+
+
+@pytest.mark.parametrize("size,steps", [(1, 2), (3, 4), (3, 17), (27, 60)])
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])
+def test_values_and_gradient_equal_tf_pad_reflect(size, steps, training, compiled):
+    x = tf.random.stateless_normal([2, steps, 3], seed=[7, 8])
+    run = tf.function(padded_and_gradient) if compiled else padded_and_gradient
+    expected = run(lambda v: tf.pad(v, [[0, 0], [size, size], [0, 0]], mode="REFLECT"), x)
+    got = run(lambda v: reflect_pad(v, size, training), x)
+    for name, a, b in zip(["padded", "gradient"], expected, got, strict=True):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def traced_op_types(model, mels, training):
+    @tf.function
+    def run(mels):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(mels, training=training))
+        return tape.gradient(loss, model.trainable_variables)
+
+    return [(op.type, op.name) for op in run.get_concrete_function(mels).graph.get_operations()]
+
+
+def test_a_generator_training_step_takes_each_pads_gradient_in_one_op():
+    """The training flag reaches every pad of a vocoder, whose gradients are then one
+    MirrorPadGrad each and no StridedSliceGrad (autodiff through the concat's slices)."""
+    config = MultiBandMelGANGeneratorConfig(filters=16, upsample_scales=[2, 2], stacks=2, subbands=4)
+    model = TFMBMelGANGenerator(config)
+    mels = tf.random.stateless_normal([1, 12, 80], seed=[1, 2])
+    model(mels)
+    pads = [layer for layer in model.submodules if isinstance(layer, TFReflectionPad1d) and layer.padding_size]
+    training = traced_op_types(model, mels, training=True)
+    # every pad but the first, whose input is the mels (no gradient asked for)
+    assert [op for op, _ in training].count("MirrorPadGrad") == len(pads) - 1 > 2
+    assert not [name for op, name in training if op == "StridedSliceGrad" and "reflect" in name]
+    assert "MirrorPadGrad" not in [op for op, _ in traced_op_types(model, mels, training=False)]
