@@ -82,29 +82,27 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
     dy (B, T_out, C_out) -> (K, C_in, C_out).
 
-    Wide inputs: per tap, with both tensors flattened to rows (dy with dilation * (K - 1)
-    zero rows after each sequence, so row b * P + t of both is position t of sequence b and
-    a shift never reaches the next sequence), tap k is one (C_in, N) x (N, C_out) product of
-    two row ranges (no K shifted copies of the input side by side). Narrow inputs: the K
-    shifted views side by side ("im2col", (B * T_out, K * C_in)) and one product, which keeps
-    the matmul wide.
+    Both tensors are flattened to rows, dy with dilation * (K - 1) zero rows after each
+    sequence, so row b * P + t of both is position t of sequence b and a shift by a tap
+    never reaches the next sequence: tap k pairs dy's rows with x's rows shifted by
+    k * dilation, a range of rows that TensorFlow slices without a copy. Wide inputs: one
+    (C_in, N) x (N, C_out) product per tap. Narrow inputs: the K shifted row ranges side
+    by side ("im2col", (N, K * C_in), one copy) and one product, which keeps the matmul wide.
     """
     kernel_size, in_channels, out_channels = kernel_shape
+    if kernel_size == 1:
+        return tf.matmul(tf.reshape(x_padded, [-1, in_channels]), tf.reshape(dy, [-1, out_channels]), transpose_a=True)[
+            tf.newaxis
+        ]
     span = dilation * (kernel_size - 1)
-    if kernel_size > 1 and in_channels >= PER_TAP_MIN_CHANNELS:
-        rows = tf.reshape(x_padded, [-1, in_channels])
-        dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])
-        count = tf.shape(rows)[0]
-        return tf.stack(
-            [tf.matmul(rows[k * dilation :], dy_rows[: count - k * dilation], transpose_a=True) for k in range(kernel_size)]
-        )
-    steps = tf.shape(dy)[1]
-    columns = (
-        x_padded
-        if kernel_size == 1
-        else tf.concat([x_padded[:, k * dilation : k * dilation + steps] for k in range(kernel_size)], -1)
-    )
-    dw = tf.matmul(tf.reshape(columns, [-1, kernel_size * in_channels]), tf.reshape(dy, [-1, out_channels]), transpose_a=True)
+    rows = tf.reshape(x_padded, [-1, in_channels])
+    dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])
+    count = tf.shape(rows)[0] - span
+    dy_rows = dy_rows[:count]
+    taps = [rows[k * dilation : k * dilation + count] for k in range(kernel_size)]
+    if in_channels >= PER_TAP_MIN_CHANNELS:
+        return tf.stack([tf.matmul(tap, dy_rows, transpose_a=True) for tap in taps])
+    dw = tf.matmul(tf.concat(taps, axis=1), dy_rows, transpose_a=True)
     return tf.reshape(dw, kernel_shape)
 
 
