@@ -88,6 +88,7 @@ def tiny_vocoder(model_type="multiband_melgan_generator", num_mels=NUM_MELS, see
 # One set of tiny models and one conversion of each per test session: the TFLite, synthesis
 # and streaming tests all import these (conversion takes seconds per model).
 _SHARED = {}
+_SHARED_TFLITE = {}  # (model name, quantization) -> flatbuffer; apart, so shared_models() holds models only
 
 
 def shared_models():
@@ -103,14 +104,14 @@ def shared_tflite(name, quantize="float32"):
     """Flatbuffer of a shared model (or "text2wav": FastSpeech2 + MB-MelGAN), converted once."""
     from tensorflow_tts.inference.tflite import convert_model, convert_text2wav
 
-    key = ("tflite", name, quantize)
-    if key not in _SHARED:
+    key = (name, quantize)
+    if key not in _SHARED_TFLITE:
         models = shared_models()
         if name == "text2wav":
-            _SHARED[key] = convert_text2wav(models["fastspeech2"], models["multiband_melgan_generator"], quantize)
+            _SHARED_TFLITE[key] = convert_text2wav(models["fastspeech2"], models["multiband_melgan_generator"], quantize)
         else:
-            _SHARED[key] = convert_model(models[name], quantize)
-    return _SHARED[key]
+            _SHARED_TFLITE[key] = convert_model(models[name], quantize)
+    return _SHARED_TFLITE[key]
 
 
 def save_model_folder(model, folder, **top_level):
