@@ -90,15 +90,12 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     by side ("im2col", (N, K * C_in), one copy) and one product, which keeps the matmul wide.
     """
     kernel_size, in_channels, out_channels = kernel_shape
-    if kernel_size == 1:
-        return tf.matmul(tf.reshape(x_padded, [-1, in_channels]), tf.reshape(dy, [-1, out_channels]), transpose_a=True)[
-            tf.newaxis
-        ]
     span = dilation * (kernel_size - 1)
     rows = tf.reshape(x_padded, [-1, in_channels])
-    dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])
+    if span == 0:  # a 1-tap conv: the rows themselves
+        return tf.matmul(rows, tf.reshape(dy, [-1, out_channels]), transpose_a=True)[tf.newaxis]
     count = tf.shape(rows)[0] - span
-    dy_rows = dy_rows[:count]
+    dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])[:count]
     taps = [rows[k * dilation : k * dilation + count] for k in range(kernel_size)]
     if in_channels >= PER_TAP_MIN_CHANNELS:
         return tf.stack([tf.matmul(tap, dy_rows, transpose_a=True) for tap in taps])

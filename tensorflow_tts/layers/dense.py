@@ -30,13 +30,11 @@ class Dense(tf.keras.layers.Dense):
         kernel = tf.convert_to_tensor(self.kernel)
         if training:
             rows = tf.matmul(tf.reshape(inputs, [-1, inputs.shape[-1]]), kernel)
-            if self.use_bias:
-                rows = tf.nn.bias_add(rows, self.bias)
             outputs = tf.reshape(rows, tf.concat([tf.shape(inputs)[:-1], [self.units]], 0))
         else:
             outputs = tf.matmul(inputs, kernel)
-            if self.use_bias:
-                outputs = tf.nn.bias_add(outputs, self.bias)
+        if self.use_bias:
+            outputs = tf.nn.bias_add(outputs, self.bias)
         if self.activation is not None:
             outputs = self.activation(outputs)
         return outputs

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from tensorflow_tts.layers.dense import Dense
 
+
 def truncated_normal(stddev):
     return tf.keras.initializers.TruncatedNormal(stddev=stddev)
 

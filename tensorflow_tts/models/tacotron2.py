@@ -12,10 +12,10 @@ import logging
 import tensorflow as tf
 
 from tensorflow_tts.configs.tacotron2 import Tacotron2Config
+from tensorflow_tts.layers.dense import Dense
 
 # ConvBatchNorm, Tacotron2Prenet and DecoderState are not used here: imported so that their
 # old path, tensorflow_tts.models.tacotron2, keeps working.
-from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.postnet import ConvBatchNorm, Tacotron2Postnet  # noqa: F401
 from tensorflow_tts.layers.tacotron2 import (  # noqa: F401
     DecoderState,
