@@ -70,14 +70,6 @@ def input_gradient(dy, kernel, before, after, dilation=1):
     return tf.squeeze(dx, 1)
 
 
-# Input channels from which the per-tap form of the kernel gradient is used (below it, im2col).
-# Chosen from single-thread CPU time of the `benchmarks/roofline.py` training steps against
-# Keras' Conv2DBackpropFilter: FastSpeech2 v1 (C_in 256-1024) gains most per tap (~12 % less;
-# im2col everywhere ~5 %); MB-MelGAN v1 (C_in 48-384, long sequences) gains with im2col (~7 %)
-# and loses per tap (~10 % more). The side-by-side figures are in benchmarks/README.md.
-PER_TAP_MIN_CHANNELS = 256
-
-
 def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
     dy (B, T_out, C_out) -> (K, C_in, C_out).
@@ -85,9 +77,13 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     Both tensors are flattened to rows, dy with dilation * (K - 1) zero rows after each
     sequence, so row b * P + t of both is position t of sequence b and a shift by a tap
     never reaches the next sequence: tap k pairs dy's rows with x's rows shifted by
-    k * dilation, a range of rows that TensorFlow slices without a copy. Wide inputs: one
-    (C_in, N) x (N, C_out) product per tap. Narrow inputs: the K shifted row ranges side
-    by side ("im2col", (N, K * C_in), one copy) and one product, which keeps the matmul wide.
+    k * dilation, a range of rows that TensorFlow slices without a copy, and is one
+    (C_in, N) x (N, C_out) product.
+
+    One product per tap at every width. Putting narrow inputs' K row ranges side by side
+    first ("im2col", one (N, K * C_in) product) keeps the matmul wider but copies K times the
+    input: with it the MB-MelGAN v1 generator step (C_in 48-192) took 1.10-1.13 times as
+    long on two threads, and the same time on one (`benchmarks/README.md`).
     """
     kernel_size, in_channels, out_channels = kernel_shape
     span = dilation * (kernel_size - 1)
@@ -97,10 +93,7 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     count = tf.shape(rows)[0] - span
     dy_rows = tf.reshape(tf.pad(dy, [[0, 0], [0, span], [0, 0]]), [-1, out_channels])[:count]
     taps = [rows[k * dilation : k * dilation + count] for k in range(kernel_size)]
-    if in_channels >= PER_TAP_MIN_CHANNELS:
-        return tf.stack([tf.matmul(tap, dy_rows, transpose_a=True) for tap in taps])
-    dw = tf.matmul(tf.concat(taps, axis=1), dy_rows, transpose_a=True)
-    return tf.reshape(dw, kernel_shape)
+    return tf.stack([tf.matmul(tap, dy_rows, transpose_a=True) for tap in taps])
 
 
 class Conv1D(tf.keras.layers.Conv1D):
