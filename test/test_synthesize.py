@@ -75,6 +75,19 @@ def test_every_kind_of_model_path_makes_the_same_audio(models, synthesizer):
         assert np.abs(audio - expected).max() < 1e-4, kind
 
 
+def test_tflite_files_synthesize_without_importing_tensorflow(models, tmp_path):
+    """What a phone or a small server runs: LiteRT and numpy read a .tflite pair; TensorFlow stays unloaded."""
+    acoustic, vocoder = models["tflite"]
+    out = tmp_path / "hello.wav"
+    argv = ["--text", "Hello world.", "--acoustic", str(acoustic), "--vocoder", str(vocoder),
+            "--processor", LJSPEECH_MAPPER, "--sampling-rate", str(SAMPLING_RATE), "--out", str(out)]
+    code = ("import sys\nfrom tensorflow_tts.bin.synthesize import main\n"
+            f"code = main({argv!r})\nprint(code, 'tensorflow' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.split() == ["0", "False"], result.stderr[-2000:]
+    assert sf.read(out, dtype="float32")[0].size > 0
+
+
 def test_api_accepts_keras_models_directly():
     models = shared_models()
     synthesizer = Synthesizer(models["fastspeech2"], models["multiband_melgan_generator"], processor=LJSPEECH_MAPPER)

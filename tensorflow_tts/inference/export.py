@@ -15,6 +15,7 @@ import tensorflow as tf
 from tensorflow_tts.configs.base_config import ConfigError
 from tensorflow_tts.configs.registry import read_yaml
 from tensorflow_tts.inference.auto import TFAutoModel
+from tensorflow_tts.inference.pairing import pair_mismatch
 from tensorflow_tts.inference.pretrained import PretrainedError
 from tensorflow_tts.inference.streaming import receptive_field_frames
 from tensorflow_tts.models import registry
@@ -91,18 +92,9 @@ def combined_info(acoustic_info, vocoder_info):
 
 def check_pair(acoustic_info, vocoder_info):
     """Raise ExportError when the vocoder was made for other features than the acoustic model's."""
-    if acoustic_info["num_mels"] != vocoder_info["num_mels"]:
-        raise ExportError(
-            f"the acoustic model ({acoustic_info['model_type']}) makes {acoustic_info['num_mels']} mel bins, but "
-            f"the vocoder ({vocoder_info['model_type']}) expects {vocoder_info['num_mels']}; use a vocoder "
-            "trained on the same features"
-        )
-    for key, what in (("hop_size", "hop size"), ("sampling_rate", "sampling rate")):
-        if acoustic_info.get(key) and vocoder_info.get(key) and acoustic_info[key] != vocoder_info[key]:
-            raise ExportError(
-                f"the acoustic model was trained with {what} {acoustic_info[key]}, the vocoder with "
-                f"{vocoder_info[key]}; use a vocoder trained on the same features"
-            )
+    mismatch = pair_mismatch(acoustic_info, vocoder_info)
+    if mismatch:
+        raise ExportError(mismatch)
 
 
 # --------------------------------------------------------------------------- serving functions

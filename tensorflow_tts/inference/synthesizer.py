@@ -12,11 +12,13 @@ that names the problem and the fix.
 
 import logging
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from tensorflow_tts.inference.batching import bucket, pad_rows, vocode_batch
+from tensorflow_tts.inference.pairing import pair_mismatch
 from tensorflow_tts.inference.streaming import receptive_field_frames, stream_vocoder
 from tensorflow_tts.processor.text.text_split import split_in_half, split_sentences
 
@@ -44,6 +46,14 @@ class SynthesisCancelled(Exception):
 
 def _never():
     return False
+
+
+def _model_call_errors():
+    """What a model call that cannot run its input raises: RuntimeError from a TFLite invoke, and
+    TensorFlow's InvalidArgumentError once a Keras or SavedModel runner has imported TensorFlow
+    (a pair of .tflite files never imports it)."""
+    tf = sys.modules.get("tensorflow")
+    return (RuntimeError,) if tf is None else (tf.errors.InvalidArgumentError, RuntimeError)
 
 
 # --------------------------------------------------------------------------- model runners
@@ -155,6 +165,8 @@ def load_runner(source, what, num_threads=None):
 
     `what` ("acoustic model", "vocoder") names the argument in error messages.
     """
+    if isinstance(source, (str, Path)) and Path(source).is_file() and Path(source).suffix == ".tflite":
+        return _TFLiteRunner(Path(source), num_threads=num_threads)  # no TensorFlow import: LiteRT runs it
     from tensorflow_tts.inference.export import (
         ExportError,
         is_saved_model,
@@ -177,7 +189,6 @@ def load_runner(source, what, num_threads=None):
                 f"{what} {path}: expected a .tflite file, a SavedModel folder or a folder with config.yml "
                 "and model.h5 (for an .h5, pass its folder, with the training YAML saved there as config.yml)"
             )
-        return _TFLiteRunner(path, num_threads=num_threads)
     if is_saved_model(path):
         return _SavedModelRunner(path)
     try:
@@ -308,15 +319,12 @@ class Synthesizer:
         info["hop_size"] = int(np.asarray(audio).size) // 4
 
     def _check_pair(self):
-        from tensorflow_tts.inference.export import ExportError, check_pair
-
         acoustic, vocoder = self.acoustic.info, self.vocoder.info
         if acoustic.get("num_mels") is None or vocoder.get("num_mels") is None:
             return
-        try:
-            check_pair(acoustic, vocoder)
-        except ExportError as error:
-            raise SynthesisError(f"{self.acoustic.source} and {self.vocoder.source} do not fit: {error}") from None
+        mismatch = pair_mismatch(acoustic, vocoder)
+        if mismatch:
+            raise SynthesisError(f"{self.acoustic.source} and {self.vocoder.source} do not fit: {mismatch}")
 
     def _check_processor(self):
         vocab_size = self.acoustic.info.get("vocab_size")
@@ -410,8 +418,6 @@ class Synthesizer:
 
         A piece whose frames overflow the model's position table is cut in half and retried.
         """
-        import tensorflow as tf
-
         ids = self._encode(piece)
         if ids is None:
             return None
@@ -421,7 +427,7 @@ class Synthesizer:
             return self._run_halves(halves, controls)
         try:
             outputs = self.acoustic(**self._acoustic_inputs(ids, *controls))
-        except (tf.errors.InvalidArgumentError, RuntimeError) as error:
+        except _model_call_errors() as error:
             # Predicted frames beyond the position table: a gather out of range (Keras,
             # SavedModel) or a failed invoke (TFLite).
             if len(halves) == 2:
@@ -578,8 +584,6 @@ class Synthesizer:
         F_i is the sum of the row's predicted durations. Rows longer than the position table,
         or a batch whose frames overflow it, go row by row through `_run_piece` (which halves them).
         """
-        import tensorflow as tf
-
         ids = [self._encode(piece) for piece, _ in rows]
         max_positions = self.acoustic.info.get("max_position_embeddings") or 0
         batch = [index for index, row_ids in enumerate(ids)
@@ -589,7 +593,7 @@ class Synthesizer:
         try:
             outputs = self.acoustic(**self._acoustic_batch_inputs([ids[index] for index in batch],
                                                                   [rows[index][1] for index in batch])) if batch else {}
-        except (tf.errors.InvalidArgumentError, RuntimeError):
+        except _model_call_errors():
             alone, outputs = sorted(alone + batch), {}
         for row, index in enumerate(batch if outputs else []):
             frames = int(np.sum(outputs["durations"][row, : len(ids[index])]))
