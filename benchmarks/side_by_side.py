@@ -16,6 +16,11 @@ runs that harness unchanged (imported from the peers folder) with two additions,
   the harness's inputs. 1.8's fastest path is its Keras model, so its ``*_fastest`` figures are
   its Keras ones. How far that path's audio is from fp32 on a trained voice:
   ``fast_path_distance.py``.
+- ``cold_start_fastest_s``: the harness's cold start (fresh process to the first audio of
+  FastSpeech2 + MB-MelGAN, default sizes, pinned durations, the same ids) through that path:
+  the text2wav file is converted once beforehand (what a voice ships as), then each fresh
+  process imports our TFLite runner, loads the file and synthesizes, without importing
+  TensorFlow (the child fails if it did). 1.8's figure is its Keras cold start.
 
 From the project checkout, with `.venv` installed and the peers set up
 (``../shared/peers/setup_peers.sh``):
@@ -28,11 +33,20 @@ Arguments after ``--`` go to the harness (``--only fs2_infer,vocoder,e2e,tacotro
 the checkout unless ``TTS_PEERS_DIR`` says otherwise.
 """
 
-import importlib.util
-import math
-import os
-import sys
-from pathlib import Path
+import time
+
+T_START = time.perf_counter()  # the cold-start child's clock, as the harness's (imports below count)
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 PEERS = Path(os.environ.get("TTS_PEERS_DIR", Path(__file__).resolve().parents[2] / "shared" / "peers"))
 FAST_QUANTIZE = os.environ.get("TTS_FAST_QUANTIZE", "int8")
@@ -54,7 +68,10 @@ FASTEST = {
     "e2e_fastest_rtf": "e2e_rtf",
     "taco2_v1_fastest_ms": "taco2_v1_ms",
     "taco2_infer_fastest_ms": "taco2_infer_ms",
+    "cold_start_fastest_s": "cold_start_s",
 }
+MAKE_COLD_START_FILE = "--make-cold-start-file"
+COLD_START_FASTEST_CHILD = "--cold-start-fastest-child"
 
 
 def load_harness():
@@ -161,9 +178,80 @@ def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     res["details"]["fastest"] = details
 
 
+# --------------------------------------------------------------------------- cold start, fastest path
+def make_cold_start_file(path, threads):
+    """(child process) The harness's cold-start models as one text2wav TFLite file, plus its inputs."""
+    import numpy as np
+
+    H = load_harness()
+    M = H.load_tf(argparse.Namespace(intra_op_threads=threads, inter_op_threads=threads))
+    from tensorflow_tts.inference import tflite
+
+    M["tf"].random.set_seed(H.SEED)
+    fs2 = H.build_fs2(M)
+    H.pin_durations(M, fs2)
+    vocoder = H.build_mbmelgan(M)
+    Path(path).write_bytes(tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE))
+    np.savez(f"{path}.inputs.npz", **{name: value.numpy() for name, value in H.fs2_inputs(M).items()})
+
+
+def cold_start_fastest_child(path, threads):
+    """(fresh process) Import the runner, load the shipped file, synthesize once: the first audio."""
+    import numpy as np
+
+    from tensorflow_tts.inference.tflite import TFLiteModel
+
+    inputs = dict(np.load(f"{path}.inputs.npz"))
+    audio = TFLiteModel(path, num_threads=threads)(**inputs)["audio"]
+    if "tensorflow" in sys.modules:  # the figure would time a different path than it names
+        raise SystemExit("the TFLite path imported TensorFlow: a regression (test_synthesize checks it)")
+    print("COLD_START_DONE " + json.dumps(dict(
+        child_s=time.perf_counter() - T_START, audio_samples=int(audio.shape[1]))), flush=True)
+
+
+def run_cold_start_fastest(H, args, res):
+    """``cold_start_fastest_s``: median of ``--cold-repeats`` fresh processes, redone when the CPUs were busy."""
+    if fastest_shipped_path() is None:  # 1.8: its fastest path is its Keras model
+        res["cold_start_fastest_s"] = res["cold_start_s"]
+        return
+    threads = str(args.intra_op_threads)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"text2wav_{FAST_QUANTIZE}.tflite")
+        H.log(f"cold start through the fastest path: converting the text2wav file ({FAST_QUANTIZE})")
+        subprocess.run([sys.executable, __file__, MAKE_COLD_START_FILE, path, threads], check=True,
+                       stdout=subprocess.DEVNULL)
+        cmd = [sys.executable, __file__, COLD_START_FASTEST_CHILD, path, threads]
+        walls, discarded = [], 0
+        for index in range(args.cold_repeats):
+            for attempt in range(H.QUIET["retries"] + 1):
+                H.wait_quiet()
+                done, child_s, foreign = H.cold_start_once(cmd)
+                if foreign is None or foreign <= H.QUIET["max_foreign_load"] or attempt == H.QUIET["retries"]:
+                    break
+                discarded += 1
+            walls.append(done)
+            H.log(f"cold start (fastest path) {index + 1}/{args.cold_repeats}: {done:.2f} s")
+        size_mb = os.path.getsize(path) / 2**20
+    res["cold_start_fastest_s"] = statistics.median(walls)
+    res["details"]["cold_start_fastest"] = dict(
+        samples_s=walls, discarded_samples=discarded, file_size_mb=size_mb,
+        note=f"Popen to the first audio of a text2wav TFLite file ({FAST_QUANTIZE}, LiteRT + XNNPACK, "
+             "converted beforehand); the child imports no TensorFlow")
+
+
 def main():
+    children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_FASTEST_CHILD: cold_start_fastest_child}
+    if len(sys.argv) == 4 and sys.argv[1] in children:  # a process started by run_cold_start_fastest
+        return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]))
     H = load_harness()
     harness_tacotron2 = H.run_tacotron2
+    harness_cold_start = H.run_cold_start
+
+    def cold_start_and_fastest(args, res):
+        harness_cold_start(args, res)
+        run_cold_start_fastest(H, args, res)
+
+    H.run_cold_start = cold_start_and_fastest
 
     def tacotron2_and_fastest(M, args, res):
         harness_tacotron2(M, args, res)
