@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DEMO_DIR ?= demo_output
+# pytest-xdist workers; whole files go to one worker, so a module's fixtures are built once.
+# Most tests run one busy thread (tracing, TFLite conversion, small models), so two workers
+# keep two cores busy. TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install clean
 
@@ -19,7 +23,7 @@ demo: install
 	$(PY) examples/demo/run_demo.py --outdir $(DEMO_DIR)
 
 test: install
-	$(PY) -m pytest test
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile test
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR)

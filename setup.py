@@ -40,7 +40,10 @@ install_requires = [
 ]
 
 extras_require = {
-    "test": ["pytest>=7.4", "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.25", "httpx>=0.27", "selenium>=4.20"],
+    "test": [
+        "pytest>=7.4", "pytest-xdist>=3.5", "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.25", "httpx>=0.27",
+        "selenium>=4.20",
+    ],
 }
 
 setup(
