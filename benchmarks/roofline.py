@@ -19,6 +19,7 @@ A figure whose floor is above the time asked of it (a ratio to 1.8's time measur
 
     python benchmarks/roofline.py                      # all workloads
     python benchmarks/roofline.py --workloads fs2_infer vocoder --repeats 5
+    python benchmarks/roofline.py --workloads --lite-gemm   # the machine's rates only, LiteRT's too
 """
 
 import argparse
@@ -105,6 +106,41 @@ def read_bandwidth(repeats):
     total().numpy()
     _, fastest, _ = timed(lambda: total().numpy(), repeats, 60)
     return x.shape[0] * 4 / fastest / 1e9
+
+
+LITE_GEMM = (600, 1536, 1536)  # (M, K, N): FastSpeech2 v1's 600 frames through an FFT block's conv width
+LITE_QUANTIZATIONS = ("float32", "int8 dynamic range", "int8 full")
+
+
+def lite_gemm_rates(repeats, threads=2):
+    """GOP/s of one (M, K) x (K, N) matmul run by LiteRT + XNNPACK, fastest run, per quantization.
+
+    The fastest shipped path's best arithmetic: "int8 dynamic range" is what our TFLite export's
+    int8 does (int8 weights, activations quantized per call); "int8 full" (int8 activations too,
+    calibrated on random inputs) is the most int8 can give.
+    """
+    from ai_edge_litert.interpreter import Interpreter
+
+    rows, depth, columns = LITE_GEMM
+    rng = np.random.default_rng(0)
+    weights = tf.constant(rng.standard_normal((depth, columns), dtype=np.float32) * 0.02)
+    matmul = tf.function(lambda x: tf.matmul(x, weights), input_signature=[tf.TensorSpec([rows, depth], tf.float32)])
+    inputs = rng.standard_normal((rows, depth), dtype=np.float32)
+    rates = {}
+    for quantization in LITE_QUANTIZATIONS:
+        converter = tf.lite.TFLiteConverter.from_concrete_functions([matmul.get_concrete_function()], matmul)
+        if quantization != "float32":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantization == "int8 full":
+            converter.representative_dataset = lambda: ([rng.standard_normal((rows, depth), dtype=np.float32)] for _ in range(4))
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        interpreter = Interpreter(model_content=converter.convert(), num_threads=threads)
+        interpreter.allocate_tensors()
+        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs)
+        interpreter.invoke()  # warm-up
+        _, fastest, _ = timed(interpreter.invoke, repeats, 30)
+        rates[quantization] = 2 * rows * depth * columns / fastest / 1e9
+    return rates
 
 
 # --------------------------------------------------------------------------- workloads
@@ -246,13 +282,21 @@ def main():
     parser.add_argument("--profile-runs", type=int, default=2, help="runs traced by the profiler")
     parser.add_argument("--upsample-scales", type=int, nargs=3, default=[2, 4, 8],
                         help="MB-MelGAN's upsampling order (the comparison's headline figure uses 2 4 8; our v1 recipe 8 4 2)")
+    parser.add_argument("--lite-gemm", action="store_true",
+                        help="also the GEMM speed of the fastest path (LiteRT + XNNPACK: float32, int8 dynamic range, int8 full)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     print(machine_report())
     peak, bandwidth = matmul_gflops(), read_bandwidth(5)
     print(f"sustained fp32 matmul 2048^2: {peak:.0f} GFLOP/s; read bandwidth {bandwidth:.1f} GB/s", flush=True)
-    results = {name: report(name, args, peak, bandwidth) for name in args.workloads}
-    return finish({"matmul_gflops": round(peak), "read_gb_per_s": round(bandwidth, 1), "results": results}, args.json)
+    summary = {"matmul_gflops": round(peak), "read_gb_per_s": round(bandwidth, 1)}
+    if args.lite_gemm:
+        summary["lite_gemm_gops"] = {name: round(rate) for name, rate in lite_gemm_rates(30).items()}
+        shape = " x ".join(map(str, LITE_GEMM))
+        print(f"LiteRT + XNNPACK matmul {shape}, GOP/s: "
+              + ", ".join(f"{name} {rate}" for name, rate in summary["lite_gemm_gops"].items()), flush=True)
+    summary["results"] = {name: report(name, args, peak, bandwidth) for name in args.workloads}
+    return finish(summary, args.json)
 
 
 if __name__ == "__main__":
