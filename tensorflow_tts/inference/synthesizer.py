@@ -12,7 +12,6 @@ that names the problem and the fix.
 
 import logging
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,23 +47,18 @@ def _never():
     return False
 
 
-def _model_call_errors():
-    """What a model call that cannot run its input raises: RuntimeError from a TFLite invoke, and
-    TensorFlow's InvalidArgumentError once a Keras or SavedModel runner has imported TensorFlow
-    (a pair of .tflite files never imports it)."""
-    tf = sys.modules.get("tensorflow")
-    return (RuntimeError,) if tf is None else (tf.errors.InvalidArgumentError, RuntimeError)
-
-
 # --------------------------------------------------------------------------- model runners
 class _Runner:
     """A loaded model: named numpy inputs (batch 1) -> dict of named numpy outputs, plus its info.
 
     `batchable`: whether it also takes several rows at once (a TFLite model is converted for batch 1).
+    `call_errors`: what a call raises on an input the model cannot run (frames beyond the position
+    table: a failed gather in TensorFlow, a failed invoke in LiteRT).
     """
 
     kind = "model"
     batchable = True
+    call_errors = (RuntimeError,)
 
     def __init__(self, source, info, input_names):
         self.source = source
@@ -79,9 +73,12 @@ class _KerasRunner(_Runner):
     kind = "Keras model"
 
     def __init__(self, model, info, source):
+        import tensorflow as tf
+
         from tensorflow_tts.inference.export import input_signature, serving_function
 
         super().__init__(source, info, [spec.name for spec in input_signature(model)])
+        self.call_errors = (tf.errors.InvalidArgumentError, RuntimeError)
         self.model = model
         self._function = serving_function(model)
         if hasattr(model, "frame_buckets_per_octave"):
@@ -115,6 +112,7 @@ class _SavedModelRunner(_Runner):
             {name: list(spec.shape) for name, spec in specs.items()}, list(self._function.structured_outputs)
         )
         super().__init__(path, info, list(specs))
+        self.call_errors = (tf.errors.InvalidArgumentError, RuntimeError)
         self._dtypes = {name: spec.dtype for name, spec in specs.items()}
         self.batchable = all(spec.shape.rank and spec.shape[0] is None for spec in specs.values())
 
@@ -165,16 +163,9 @@ def load_runner(source, what, num_threads=None):
 
     `what` ("acoustic model", "vocoder") names the argument in error messages.
     """
-    if isinstance(source, (str, Path)) and Path(source).is_file() and Path(source).suffix == ".tflite":
-        return _TFLiteRunner(Path(source), num_threads=num_threads)  # no TensorFlow import: LiteRT runs it
-    from tensorflow_tts.inference.export import (
-        ExportError,
-        is_saved_model,
-        load_keras_model,
-        model_info,
-    )
-
     if not isinstance(source, (str, Path)):  # an in-memory Keras model
+        from tensorflow_tts.inference.export import ExportError, model_info
+
         _check_finite_weights(source, f"{what} {type(source).__name__}")
         try:
             return _KerasRunner(source, model_info(source), source=type(source).__name__)
@@ -189,6 +180,9 @@ def load_runner(source, what, num_threads=None):
                 f"{what} {path}: expected a .tflite file, a SavedModel folder or a folder with config.yml "
                 "and model.h5 (for an .h5, pass its folder, with the training YAML saved there as config.yml)"
             )
+        return _TFLiteRunner(path, num_threads=num_threads)  # LiteRT alone: TensorFlow stays unloaded
+    from tensorflow_tts.inference.export import ExportError, is_saved_model, load_keras_model
+
     if is_saved_model(path):
         return _SavedModelRunner(path)
     try:
@@ -427,7 +421,7 @@ class Synthesizer:
             return self._run_halves(halves, controls)
         try:
             outputs = self.acoustic(**self._acoustic_inputs(ids, *controls))
-        except _model_call_errors() as error:
+        except self.acoustic.call_errors as error:
             # Predicted frames beyond the position table: a gather out of range (Keras,
             # SavedModel) or a failed invoke (TFLite).
             if len(halves) == 2:
@@ -593,7 +587,7 @@ class Synthesizer:
         try:
             outputs = self.acoustic(**self._acoustic_batch_inputs([ids[index] for index in batch],
                                                                   [rows[index][1] for index in batch])) if batch else {}
-        except _model_call_errors():
+        except self.acoustic.call_errors:
             alone, outputs = sorted(alone + batch), {}
         for row, index in enumerate(batch if outputs else []):
             frames = int(np.sum(outputs["durations"][row, : len(ids[index])]))
