@@ -18,6 +18,7 @@ from tensorflow_tts.inference.export import serving_function  # noqa: E402
 from tensorflow_tts.inference.tflite import (  # noqa: E402
     TFLiteModel,
     add_metadata,
+    computed_parameter_ops,
     make_converter,
     operator_names,
     read_metadata,
@@ -79,6 +80,16 @@ def test_converted_models_hold_no_flex_or_custom_op(converted):
     ]:
         names = operator_names(converted[key])
         assert names and set(names) <= builtin_names - {"CUSTOM"}, (key, names)
+
+
+def test_vocoders_shape_slice_and_pad_with_constants_only(converted):
+    # A reshape, slice or pad whose parameters follow the input's length leaves XNNPACK
+    # for TFLite's own kernels (a single-threaded strided slice took a quarter of the
+    # MB-MelGAN file's time). A vocoder's lengths follow from the mel's: none is needed.
+    for name in VOCODERS:
+        assert computed_parameter_ops(converted[name, "float32"]) == {}, name
+    # The check itself sees such ops: the acoustic models' length regulator needs them.
+    assert computed_parameter_ops(converted["fastspeech2", "float32"])
 
 
 @pytest.mark.parametrize("name", ["fastspeech2", "fastspeech"])

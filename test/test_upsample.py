@@ -22,3 +22,22 @@ def test_polyphase_form_matches_conv2d_transpose(taps, strides, length):
     ours = conv_transpose1d(x, kernel, strides, pad_before, bias)
     assert ours.shape == reference.shape
     np.testing.assert_allclose(ours, reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("pad_before", [0, 1, 2, 3, 4])
+def test_every_allowed_crop_follows_the_definition(pad_before):
+    taps, strides, length = 5, 2, 6  # 3 blocks: crops 0 .. 4 are allowed
+    x = np.random.RandomState(pad_before).randn(1, length, 3).astype("float32")
+    kernel = np.random.RandomState(7).randn(taps, 3, 4).astype("float32")
+    expected = np.zeros([1, length * strides, 4], "float32")
+    for n in range(length * strides):  # y[n] = sum_i x[i] @ kernel[n + pad_before - i * strides]
+        for i in range(length):
+            k = n + pad_before - i * strides
+            if 0 <= k < taps:
+                expected[0, n] += x[0, i] @ kernel[k]
+    np.testing.assert_allclose(conv_transpose1d(x, kernel, strides, pad_before), expected, atol=1e-5)
+
+
+def test_a_crop_beyond_the_computed_blocks_is_refused():
+    with pytest.raises(ValueError, match=r"pad_before must lie in \[0, 4\]"):
+        conv_transpose1d(tf.zeros([1, 6, 3]), tf.zeros([5, 3, 4]), 2, 5)

@@ -115,6 +115,37 @@ def operator_names(flatbuffer):
     return sorted(names)
 
 
+# Inputs of an op that set its shape, bounds or padding rather than carry data.
+_PARAMETER_INPUTS = {"RESHAPE": (1,), "STRIDED_SLICE": (1, 2, 3), "SLICE": (1, 2), "PAD": (1,), "PADV2": (1,),
+                     "MIRROR_PAD": (1,), "TILE": (1,), "TRANSPOSE": (1,)}
+
+
+def computed_parameter_ops(flatbuffer):
+    """{op name: count} of the ops whose shape, bounds or padding are computed at run time.
+
+    XNNPACK (LiteRT's CPU delegate) takes those parameters only as constants of the file:
+    an op whose parameters come from the input's length stays with TFLite's own kernels,
+    and its STRIDED_SLICE is a single-threaded reference kernel (a quarter of a vocoder's
+    time before `conv_transpose1d` kept its crop constant). A vocoder needs none of them.
+    """
+    schema = _schema()
+    model = schema.Model.GetRootAsModel(bytearray(flatbuffer), 0)
+    builtin_names = {value: name for name, value in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
+    counts = {}
+    for subgraph in (model.Subgraphs(index) for index in range(model.SubgraphsLength())):
+        for op in (subgraph.Operators(index) for index in range(subgraph.OperatorsLength())):
+            code = model.OperatorCodes(op.OpcodeIndex())
+            name = builtin_names.get(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()))
+            computed = any(
+                model.Buffers(subgraph.Tensors(op.Inputs(position)).Buffer()).DataLength() == 0
+                for position in _PARAMETER_INPUTS.get(name, ())
+                if position < op.InputsLength()
+            )
+            if computed:
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 def add_metadata(flatbuffer, info):
     """The model with `info` (a JSON-able dict) stored as its "tensorflow_tts" metadata entry."""
     from tensorflow.lite.tools import flatbuffer_utils

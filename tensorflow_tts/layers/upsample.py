@@ -47,7 +47,8 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
         x: ``(B, T, C_in)``.
         kernel: ``(K, C_in, C_out)``, tap k applied at output offset k.
         strides: the upsampling factor.
-        pad_before: output samples cropped at the start, ``0 <= pad_before < K``.
+        pad_before: output samples cropped at the start,
+            ``0 <= pad_before <= (ceil(K / strides) - 1) * strides``.
         bias: ``(C_out,)`` or None.
 
     Returns:
@@ -55,15 +56,20 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     """
     taps, _, out_channels = kernel.shape
     blocks = math.ceil(taps / strides)
+    pad_after = (blocks - 1) * strides - pad_before  # cropped at the end
+    if not 0 <= pad_before <= (blocks - 1) * strides:
+        raise ValueError(f"pad_before must lie in [0, {(blocks - 1) * strides}] for {taps} taps and stride {strides}")
     # Output block q (samples q * strides + r) sums inputs q - blocks + 1 .. q: a conv of
     # `blocks` taps over the input padded by blocks - 1 on both sides (T + blocks - 1 blocks).
     padded = tf.pad(x, [[0, 0], [blocks - 1, blocks - 1], [0, 0]]) if blocks > 1 else x
     y = conv1d(padded, polyphase_kernel(kernel, strides), "VALID")  # with the cheaper gradients
     if bias is not None:
         y = tf.nn.bias_add(y, tf.tile(bias, [strides]))  # the same bias for every phase
-    shape = tf.shape(x)
-    y = tf.reshape(y, [shape[0], (shape[1] + blocks - 1) * strides, out_channels])
-    return y[:, pad_before : pad_before + shape[1] * strides]
+    # The reshape's time axis is inferred and the crop's bounds count from either end, so
+    # both are constants of the graph: a TFLite file then runs them in XNNPACK, where
+    # bounds computed from the input's length fall back to a slow single-threaded slice.
+    y = tf.reshape(y, [tf.shape(x)[0], -1, out_channels])  # (B, (T + blocks - 1) * strides, C_out)
+    return y[:, pad_before : -pad_after] if pad_after else y[:, pad_before:]
 
 
 class TFConvTranspose1d(tf.keras.layers.Layer):
