@@ -38,7 +38,11 @@ def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation
     run = tf.function(gradients) if compiled else gradients
     expected, got = run(keras, x), run(ours, x)
     for name, a, b in zip(["output", "d_input", "d_kernel", "d_bias"], expected, got, strict=True):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
+        # Float32 sums of up to K * C_in = 1792 products, in a different order where oneDNN
+        # runs Keras' dilated conv (AVX-512 CPUs): rounding grows ~ eps * sqrt(terms) * scale,
+        # so the absolute tolerance follows the values' scale (seen: 5.1e-5 at |y| ~ 40).
+        scale = max(1.0, float(np.abs(a.numpy()).max()))
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=4e-6 * scale, err_msg=name)
 
 
 @pytest.mark.parametrize("dilation", [1, 3])
