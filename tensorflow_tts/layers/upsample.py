@@ -56,9 +56,10 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     """
     taps, _, out_channels = kernel.shape
     blocks = math.ceil(taps / strides)
-    pad_after = (blocks - 1) * strides - pad_before  # cropped at the end
-    if not 0 <= pad_before <= (blocks - 1) * strides:
-        raise ValueError(f"pad_before must lie in [0, {(blocks - 1) * strides}] for {taps} taps and stride {strides}")
+    cropped = (blocks - 1) * strides  # samples computed beyond T * strides, cropped at both ends
+    if not 0 <= pad_before <= cropped:
+        raise ValueError(f"pad_before must lie in [0, {cropped}] for {taps} taps and stride {strides}")
+    pad_after = cropped - pad_before
     # Output block q (samples q * strides + r) sums inputs q - blocks + 1 .. q: a conv of
     # `blocks` taps over the input padded by blocks - 1 on both sides (T + blocks - 1 blocks).
     padded = tf.pad(x, [[0, 0], [blocks - 1, blocks - 1], [0, 0]]) if blocks > 1 else x
