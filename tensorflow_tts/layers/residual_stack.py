@@ -24,26 +24,38 @@ def make_activation(name, params=None, **kwargs):
     return layer_class(**dict(params or {}), **kwargs)
 
 
-def dilated_conv1d(layer, x, training=False):
-    """``layer(x)`` for a stride-1, "valid" Conv1D layer; outside training, without Keras' detour.
+def fused_conv1d(layer, x, activation=None, residual=None):
+    """``activation(layer(x))`` or ``layer(x) + residual`` outside training, for a stride-1 "valid"
+    Conv1D layer (dilated or not), in the form TensorFlow fuses into one conv.
 
-    Keras (through ``tf.nn.convolution``) runs a dilated conv on CPU as SpaceToBatchND,
-    conv, BatchToSpaceND: two extra copies of the signal, and the bias and activation
-    are then not fused into the conv. The forward conv kernels (oneDNN, Eigen, XNNPACK,
-    XLA) take the dilation directly, so inference passes it straight through; the same
-    products are summed. Training keeps Keras' form: TensorFlow's CPU gradient kernels
-    without oneDNN have no dilated version.
+    Keras runs a Conv1D as ExpandDims, Conv2D, Squeeze, BiasAdd (and a dilated one through
+    SpaceToBatchND and BatchToSpaceND: two more copies of the signal). The graph optimizer
+    fuses only Conv2D -> BiasAdd -> activation, or -> AddV2, on 4-D tensors; the Squeeze in
+    between keeps the activation and the residual sum as passes of their own over the signal.
+    Here the conv runs on ``(B, 1, T, C)`` with its dilation, and bias, activation and sum follow
+    it directly: with oneDNN (on by default for AVX-512 CPUs) they become the conv's post-ops.
+    The same products and sums in the same order: the values equal Keras' bit for bit on the
+    CPU (`test_residual_stack.py`).
 
-    Args: x ``(B, T, C_in)``. Returns ``(B, T - dilation * (K - 1), filters)``.
+    Args: x ``(B, T, C_in)``; residual ``(B, T - dilation * (K - 1), filters)``.
+    Returns ``(B, T - dilation * (K - 1), filters)``.
     """
-    dilation = layer.dilation_rate[0]
-    if training or dilation == 1 or layer.groups != 1 or not layer.built:  # the first call builds the weights
-        return layer(x)
-    kernel = tf.cast(effective_kernel(layer), x.dtype)
-    y = tf.nn.conv1d(x, kernel, stride=1, padding="VALID", dilations=dilation)
+    kernel = tf.cast(effective_kernel(layer), x.dtype)[tf.newaxis]  # (1, K, C_in, filters)
+    y = tf.nn.conv2d(x[:, tf.newaxis], kernel, strides=1, padding="VALID", dilations=[1, 1, layer.dilation_rate[0], 1])
     if layer.use_bias:
         y = tf.nn.bias_add(y, tf.cast(layer.bias, x.dtype))
-    return y
+    if activation is not None:
+        y = activation(y)
+    if residual is not None:
+        y = y + residual[:, tf.newaxis]
+    return y[:, 0]
+
+
+def keras_form(training, convs):
+    """Whether a block runs its convs as Keras layers: in training (TensorFlow's CPU gradient
+    kernels without oneDNN have no dilated version; ``Conv1D`` brings its own gradients), on the
+    first call (it creates the weights) and for grouped convs; otherwise ``fused_conv1d``."""
+    return training or any(not conv.built or conv.groups != 1 for conv in convs)
 
 
 def reflect_pad(x, size, training=False):
@@ -151,9 +163,11 @@ class TFResidualStack(_ResidualBlock):
 
     def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
-        y = dilated_conv1d(self.dilated_conv, self.pad(self.activation(x)), training)
-        y = self.pointwise_conv(self.activation(y))
-        return self.shortcut(x) + y
+        padded = self.pad(self.activation(x), training=training)
+        if keras_form(training, (self.dilated_conv, self.pointwise_conv, self.shortcut)):
+            return self.shortcut(x) + self.pointwise_conv(self.activation(self.dilated_conv(padded)))
+        y = fused_conv1d(self.dilated_conv, padded, activation=self.activation)
+        return fused_conv1d(self.pointwise_conv, y, residual=fused_conv1d(self.shortcut, x))
 
 
 class TFHifiResBlock(_ResidualBlock):
@@ -188,10 +202,14 @@ class TFHifiResBlock(_ResidualBlock):
 
     def call(self, x, training=False):
         """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        keras = keras_form(training, self.dilated_convs + self.convs)
         for dilated_pad, dilated_conv, pad, conv in zip(self.dilated_pads, self.dilated_convs, self.pads, self.convs):
-            y = dilated_conv1d(dilated_conv, dilated_pad(self.activation(x)), training)
-            y = conv(pad(self.activation(y)))
-            x = x + y
+            padded = dilated_pad(self.activation(x), training=training)
+            if keras:
+                x = x + conv(pad(self.activation(dilated_conv(padded)), training=training))
+            else:
+                y = fused_conv1d(dilated_conv, padded, activation=self.activation)
+                x = fused_conv1d(conv, pad(y, training=training), residual=x)
         return x
 
 

@@ -1,0 +1,49 @@
+"""Vocoder residual blocks: the inference form (``fused_conv1d``) gives what the Keras layers give."""
+
+import tensorflow_tts  # noqa: F401
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tensorflow_tts.layers.residual_stack import TFHifiResBlock, TFResidualStack, fused_conv1d
+from tensorflow_tts.layers.weight_norm import conv1d
+
+
+def op_types(function, *args):
+    return {op.type for op in function.get_concrete_function(*args).graph.get_operations()}
+
+
+BLOCKS = {
+    "melgan_stack": lambda: TFResidualStack(3, 16, 3, nonlinear_activation_params={"alpha": 0.2}, initializer_seed=5),
+    "melgan_stack_weight_norm": lambda: TFResidualStack(3, 16, 9, is_weight_norm=True, initializer_seed=6),
+    "melgan_stack_elu": lambda: TFResidualStack(5, 16, 1, nonlinear_activation="ELU", initializer_seed=7),
+    "hifigan_block": lambda: TFHifiResBlock(3, 16, [1, 3, 5], initializer_seed=8),
+}
+
+
+@pytest.mark.parametrize("make", BLOCKS.values(), ids=BLOCKS.keys())
+def test_inference_equals_the_keras_layers(make):
+    block = make()
+    x = tf.random.stateless_normal([2, 60, 16], seed=[3, 4]) * 3.0
+    keras = block(x, training=True)  # training runs the convs as Keras layers; these blocks have no dropout
+    inference = tf.function(lambda v: block(v, training=False))
+    got = inference(x)
+    scale = float(tf.reduce_max(tf.abs(keras)))
+    np.testing.assert_allclose(got.numpy(), keras.numpy(), rtol=1e-5, atol=1e-6 * scale)
+    ops = op_types(inference, x)
+    assert "SpaceToBatchND" not in ops  # the dilation goes to the conv itself
+    assert "Conv2D" in ops and "Squeeze" not in ops
+
+
+def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_bias():
+    layer = conv1d(5, 3, dilation_rate=2, kernel_initializer="glorot_normal", bias_initializer="ones")
+    x = tf.random.stateless_normal([1, 20, 4], seed=[1, 2])
+    keras = layer(x)  # (1, 16, 5)
+    residual = tf.random.stateless_normal(keras.shape, seed=[5, 6])
+    relu = tf.keras.layers.ReLU()
+    np.testing.assert_allclose(fused_conv1d(layer, x).numpy(), keras.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fused_conv1d(layer, x, activation=relu).numpy(), relu(keras).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        fused_conv1d(layer, x, residual=residual).numpy(), (keras + residual).numpy(), rtol=1e-6, atol=1e-6
+    )
