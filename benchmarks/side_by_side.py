@@ -13,8 +13,12 @@ runs that harness unchanged (imported from the peers folder) with two additions,
 - ``*_fastest`` figures: our fastest shipped CPU path, the builtin-only TFLite files
   (``TTS_FAST_QUANTIZE``, int8 dynamic range by default) run by LiteRT with XNNPACK, for
   FastSpeech2 inference, the vocoder, end to end (one text2wav file) and both Tacotron2s, on
-  the harness's inputs. 1.8's fastest path is its Keras model, so its ``*_fastest`` figures are
-  its Keras ones. How far that path's audio is from fp32 on a trained voice:
+  the harness's inputs. The files are converted here and timed (the harness's ``bench``) in a
+  fresh process that imports no TensorFlow, as a shipped voice runs them: timed in this
+  process after its Keras work (and after the child), the Tacotron2 files took 1.20-1.31x as
+  long, the text2wav file 1.02-1.29x, FastSpeech2's 0.97-1.01x, the vocoder's 0.95-1.20x (three
+  runs, ours against ours). 1.8's fastest path is its Keras model, so its ``*_fastest``
+  figures are its Keras ones. How far that path's audio is from fp32 on a trained voice:
   ``fast_path_distance.py``.
 - ``cold_start_fastest_s``: the harness's cold start (fresh process to the first audio of
   FastSpeech2 + MB-MelGAN, default sizes, pinned durations, the same ids) through that path:
@@ -71,6 +75,7 @@ FASTEST = {
 }
 MAKE_COLD_START_FILE = "--make-cold-start-file"
 COLD_START_FASTEST_CHILD = "--cold-start-fastest-child"
+FASTEST_CHILD = "--fastest-child"
 
 
 def load_harness():
@@ -150,31 +155,62 @@ def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     text = {name: value.numpy() for name, value in H.fs2_inputs(M).items()}
     frames = int(math.ceil(H.VOCODER_SECONDS * H.SAMPLE_RATE / H.HOP_SIZE))
     mels = np.random.RandomState(H.SEED + 1).randn(1, frames, H.NUM_MELS).astype("float32")
-    threads = args.intra_op_threads
     tacotron2_inputs = dict(input_ids=tacotron2_ids, input_lengths=np.array([H.N_IDS], "int32"),
                             speaker_ids=np.zeros([1], "int32"))
     cases = (
-        ("fs2_infer_fastest_ms", tflite.convert_model(fs2, FAST_QUANTIZE), text, None),
-        ("vocoder_fastest_rtf", tflite.convert_model(vocoder, FAST_QUANTIZE), {"mels": mels}, "audio"),
-        ("e2e_fastest_rtf", tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE), text, "audio"),
-        ("taco2_v1_fastest_ms", tflite.convert_model(tacotron2, FAST_QUANTIZE), tacotron2_inputs, None),
-        ("taco2_infer_fastest_ms", tflite.convert_model(build_tacotron2(H, M, {})[0], FAST_QUANTIZE),
+        ("fs2_infer_fastest_ms", lambda: tflite.convert_model(fs2, FAST_QUANTIZE), text, None),
+        ("vocoder_fastest_rtf", lambda: tflite.convert_model(vocoder, FAST_QUANTIZE), {"mels": mels}, "audio"),
+        ("e2e_fastest_rtf", lambda: tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE), text, "audio"),
+        ("taco2_v1_fastest_ms", lambda: tflite.convert_model(tacotron2, FAST_QUANTIZE), tacotron2_inputs, None),
+        ("taco2_infer_fastest_ms", lambda: tflite.convert_model(build_tacotron2(H, M, {})[0], FAST_QUANTIZE),
          tacotron2_inputs, None),
     )
-    details = dict(path=f"TFLite {FAST_QUANTIZE}, LiteRT + XNNPACK, {threads} threads")
-    for key, flatbuffer, inputs, audio in cases:
-        model = tflite.TFLiteModel(flatbuffer, num_threads=threads)
+    with tempfile.TemporaryDirectory() as folder:
+        spec = dict(warmup=args.warmup, repeats=args.repeats, quiet=H.QUIET, cases=[])
+        for key, convert, inputs, audio in cases:
+            Path(folder, f"{key}.tflite").write_bytes(convert())
+            np.savez(Path(folder, f"{key}.npz"), **inputs)
+            spec["cases"].append(dict(key=key, audio=audio))
+        Path(folder, "spec.json").write_text(json.dumps(spec))
+        H.log("fastest path: timing the files in a fresh process without TensorFlow")
+        subprocess.run([sys.executable, __file__, FASTEST_CHILD, folder, str(args.intra_op_threads)], check=True)
+        timed = json.loads(Path(folder, "timed.json").read_text())
+    res.update(timed["figures"])
+    res["details"]["fastest"] = timed["details"]
+
+
+def time_fastest_child(folder, threads):
+    """(fresh process) Time each TFLite file of ``run_fastest`` as a shipped voice runs it: LiteRT
+    and numpy only, no TensorFlow in the process (its thread pools and heap stay out of the figure)."""
+    import numpy as np
+
+    from tensorflow_tts.inference.tflite import TFLiteModel
+
+    H = load_harness()
+    spec = json.loads(Path(folder, "spec.json").read_text())
+    H.QUIET.update(spec["quiet"])
+    figures = {}
+    details = dict(path=f"TFLite {FAST_QUANTIZE}, LiteRT + XNNPACK, {threads} threads, "
+                        "timed in a fresh process that imports no TensorFlow")
+    for case in spec["cases"]:
+        key, audio = case["key"], case["audio"]
+        flatbuffer = Path(folder, f"{key}.tflite").read_bytes()
+        inputs = dict(np.load(Path(folder, f"{key}.npz")))
+        model = TFLiteModel(flatbuffer, num_threads=threads)
         shapes = {}
 
         def once():
             shapes.update({name: value.shape for name, value in model(**inputs).items()})
 
-        median, timing = H.bench(once, args.warmup, args.repeats)
+        median, timing = H.bench(once, spec["warmup"], spec["repeats"])
         seconds = shapes[audio][1] / H.SAMPLE_RATE if audio else None
-        res[key] = median / seconds if audio else median * 1e3
-        details[key] = dict(output_shapes={k: list(v) for k, v in shapes.items()}, size_mb=len(flatbuffer) / 2**20,
-                            **timing)
-    res["details"]["fastest"] = details
+        figures[key] = median / seconds if audio else median * 1e3
+        details[key] = dict(output_shapes={k: list(v) for k, v in shapes.items()},
+                            size_mb=len(flatbuffer) / 2**20, **timing)
+        del model
+    if "tensorflow" in sys.modules:  # the figures would time a different process than they name
+        raise SystemExit("the TFLite path imported TensorFlow: a regression (test_synthesize checks it)")
+    Path(folder, "timed.json").write_text(json.dumps(dict(figures=figures, details=details)))
 
 
 # --------------------------------------------------------------------------- cold start, fastest path
@@ -238,8 +274,9 @@ def run_cold_start_fastest(H, args, res):
 
 
 def main():
-    children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_FASTEST_CHILD: cold_start_fastest_child}
-    if len(sys.argv) == 4 and sys.argv[1] in children:  # a process started by run_cold_start_fastest
+    children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_FASTEST_CHILD: cold_start_fastest_child,
+                FASTEST_CHILD: time_fastest_child}
+    if len(sys.argv) == 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_fastest
         return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]))
     H = load_harness()
     harness_tacotron2 = H.run_tacotron2
