@@ -10,20 +10,21 @@ from tensorflow_tts.layers.residual_stack import TFHifiResBlock, TFResidualStack
 from tensorflow_tts.layers.weight_norm import conv1d
 
 
-def op_types(function, *args):
-    return {op.type for op in function.get_concrete_function(*args).graph.get_operations()}
+def graph_ops(function, *args):
+    return function.get_concrete_function(*args).graph.get_operations()
 
 
-BLOCKS = {
-    "melgan_stack": lambda: TFResidualStack(3, 16, 3, nonlinear_activation_params={"alpha": 0.2}, initializer_seed=5),
-    "melgan_stack_weight_norm": lambda: TFResidualStack(3, 16, 9, is_weight_norm=True, initializer_seed=6),
-    "melgan_stack_elu": lambda: TFResidualStack(5, 16, 1, nonlinear_activation="ELU", initializer_seed=7),
-    "hifigan_block": lambda: TFHifiResBlock(3, 16, [1, 3, 5], initializer_seed=8),
+BLOCKS = {  # the block, and the op of its activation
+    "melgan_stack": (lambda: TFResidualStack(3, 16, 3, nonlinear_activation_params={"alpha": 0.2}, initializer_seed=5),
+                     "LeakyRelu"),
+    "melgan_stack_weight_norm": (lambda: TFResidualStack(3, 16, 9, is_weight_norm=True, initializer_seed=6), "LeakyRelu"),
+    "melgan_stack_elu": (lambda: TFResidualStack(5, 16, 1, nonlinear_activation="ELU", initializer_seed=7), "Elu"),
+    "hifigan_block": (lambda: TFHifiResBlock(3, 16, [1, 3, 5], initializer_seed=8), "LeakyRelu"),
 }
 
 
-@pytest.mark.parametrize("make", BLOCKS.values(), ids=BLOCKS.keys())
-def test_inference_equals_the_keras_layers(make):
+@pytest.mark.parametrize("make,activation", BLOCKS.values(), ids=BLOCKS.keys())
+def test_inference_equals_the_keras_layers(make, activation):
     block = make()
     x = tf.random.stateless_normal([2, 60, 16], seed=[3, 4]) * 3.0
     keras = block(x, training=True)  # training runs the convs as Keras layers; these blocks have no dropout
@@ -31,9 +32,12 @@ def test_inference_equals_the_keras_layers(make):
     got = inference(x)
     scale = float(tf.reduce_max(tf.abs(keras)))
     np.testing.assert_allclose(got.numpy(), keras.numpy(), rtol=1e-5, atol=1e-6 * scale)
-    ops = op_types(inference, x)
-    assert "SpaceToBatchND" not in ops  # the dilation goes to the conv itself
-    assert "Conv2D" in ops and "Squeeze" not in ops
+    ops = graph_ops(inference, x)
+    assert "SpaceToBatchND" not in {op.type for op in ops}  # the dilation goes to the conv itself
+    # Conv2D -> BiasAdd -> activation, and -> AddV2: the patterns TensorFlow fuses into the conv.
+    assert all(op.inputs[0].op.type == "Conv2D" for op in ops if op.type == "BiasAdd")
+    after_bias = {consumer.type for op in ops if op.type == "BiasAdd" for consumer in op.outputs[0].consumers()}
+    assert {activation, "AddV2"} <= after_bias
 
 
 def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_bias():

@@ -125,15 +125,19 @@ _PARAMETER_INPUTS = {"RESHAPE": (1,), "STRIDED_SLICE": (1, 2, 3), "SLICE": (1, 2
                      "MIRROR_PAD": (1,), "TILE": (1,), "TRANSPOSE": (1,)}
 
 
-def computed_parameter_ops(flatbuffer):
-    """{op name: count} of the ops whose shape, bounds or padding are computed at run time.
+def reference_kernel_ops(flatbuffer):
+    """{op name: count} of the ops written in a way XNNPACK (LiteRT's CPU delegate) does not take.
 
-    XNNPACK (LiteRT's CPU delegate) takes those parameters only as constants of the file:
-    an op whose parameters come from the input's length stays with TFLite's own kernels,
-    and its STRIDED_SLICE is a single-threaded reference kernel (15.7 % of the MB-MelGAN
-    int8 file's CPU samples before `conv_transpose1d` kept its crop constant). A vocoder
-    needs none of them.
+    Such an op stays with TFLite's own kernels, often single-threaded reference ones:
+    - a reshape, slice or pad whose shape, bounds or padding are computed at run time
+      (XNNPACK takes them only as constants of the file; a strided slice whose end followed
+      the input's length took 15.7 % of the MB-MelGAN int8 file's CPU samples);
+    - a strided slice that adds or drops an axis (``x[:, tf.newaxis]``, ``y[:, 0]``; write
+      ``tf.expand_dims`` and ``tf.squeeze``): written so in the residual blocks, they made
+      that file 6x slower.
+    A vocoder needs none of them.
     """
+    schema = _schema()
     model, code_name = _read_model(flatbuffer)
     counts = {}
     for subgraph in (model.Subgraphs(index) for index in range(model.SubgraphsLength())):
@@ -144,6 +148,10 @@ def computed_parameter_ops(flatbuffer):
                 for position in _PARAMETER_INPUTS.get(name, ())
                 if position < op.InputsLength()
             )
+            if name == "STRIDED_SLICE" and op.BuiltinOptions() is not None:
+                options = schema.StridedSliceOptions()
+                options.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+                computed = computed or bool(options.NewAxisMask() or options.ShrinkAxisMask())
             if computed:
                 counts[name] = counts.get(name, 0) + 1
     return counts

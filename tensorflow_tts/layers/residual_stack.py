@@ -41,14 +41,14 @@ def fused_conv1d(layer, x, activation=None, residual=None):
     Returns ``(B, T - dilation * (K - 1), filters)``.
     """
     kernel = tf.cast(effective_kernel(layer), x.dtype)[tf.newaxis]  # (1, K, C_in, filters)
-    y = tf.nn.conv2d(x[:, tf.newaxis], kernel, strides=1, padding="VALID", dilations=[1, 1, layer.dilation_rate[0], 1])
+    y = tf.nn.conv2d(tf.expand_dims(x, 1), kernel, strides=1, padding="VALID", dilations=[1, 1, layer.dilation_rate[0], 1])
     if layer.use_bias:
         y = tf.nn.bias_add(y, tf.cast(layer.bias, x.dtype))
     if activation is not None:
         y = activation(y)
     if residual is not None:
-        y = y + residual[:, tf.newaxis]
-    return y[:, 0]
+        y = y + tf.expand_dims(residual, 1)
+    return tf.squeeze(y, 1)  # ExpandDims and Squeeze: a TFLite file keeps new-axis slices from XNNPACK
 
 
 def keras_form(training, convs):
