@@ -62,7 +62,8 @@ def means(rows, names):
 
 
 def at_fast_durations(acoustic, vocoder, fast_acoustic, text2wav, ids):
-    """(fp32 audio at the fast path's durations, the fast path's audio) for one sentence's token ids.
+    """(fp32 audio at the fast path's durations, the fast path's audio) for one sentence's token ids,
+    or None when the text2wav file's audio does not have the quantized acoustic file's length.
 
     The fp32 acoustic model runs teacher-forced (``call``) with the durations the quantized
     acoustic model predicts and with its own predicted f0 and energy, then the fp32 vocoder.
@@ -77,6 +78,8 @@ def at_fast_durations(acoustic, vocoder, fast_acoustic, text2wav, ids):
                          training=False)[1]
     reference = np.asarray(vocoder.inference(mel_after))[0, :, 0]
     fast = text2wav(**{name: inputs[name] for name in text2wav.input_names})["audio"][0, :, 0]
+    if len(fast) != int(durations.sum()) * vocoder.hop_size:  # the two files chose different durations
+        return None
     return reference, fast
 
 
@@ -119,9 +122,12 @@ def main():
                 aligned = []
                 for text in SENTENCES:
                     ids, _ = reference.processor.encode(text)
-                    scores, _ = evaluate_pair(*at_fast_durations(acoustic, vocoder, fast_acoustic, fast_text2wav, ids),
-                                              rate, metrics=END_TO_END)
-                    aligned.append(scores)
+                    pair = at_fast_durations(acoustic, vocoder, fast_acoustic, fast_text2wav, ids)
+                    if pair is None:
+                        print(f"{text[:40]!r}: the {quantize} text2wav and acoustic files chose different durations; "
+                              "left out of the row at the fast path's durations", flush=True)
+                        continue
+                    aligned.append(evaluate_pair(*pair, rate, metrics=END_TO_END)[0])
                 entry["end_to_end_at_fast_durations"] = means(aligned, END_TO_END)
             summary["paths"][f"tflite_{quantize}"] = entry
             print(f"tflite {quantize:<8} vs keras fp32, end to end: {entry['end_to_end']}; vocoder alone: {entry['vocoder_only']}; "

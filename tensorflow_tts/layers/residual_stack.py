@@ -34,8 +34,8 @@ def fused_conv1d(layer, x, activation=None, residual=None):
     between keeps the activation and the residual sum as passes of their own over the signal.
     Here the conv runs on ``(B, 1, T, C)`` with its dilation, and bias, activation and sum follow
     it directly: with oneDNN (on by default for AVX-512 CPUs) they become the conv's post-ops.
-    The same products and sums in the same order: the values equal Keras' bit for bit on the
-    CPU (`test_residual_stack.py`).
+    The same products and sums: on the MB-MelGAN v1 vocoder the values equalled Keras' bit for
+    bit, with oneDNN and without (`test_residual_blocks.py` checks them to float tolerance).
 
     Args: x ``(B, T, C_in)``; residual ``(B, T - dilation * (K - 1), filters)``.
     Returns ``(B, T - dilation * (K - 1), filters)``.
@@ -48,7 +48,9 @@ def fused_conv1d(layer, x, activation=None, residual=None):
         y = activation(y)
     if residual is not None:
         y = y + tf.expand_dims(residual, 1)
-    return tf.squeeze(y, 1)  # ExpandDims and Squeeze: a TFLite file keeps new-axis slices from XNNPACK
+    # expand_dims / squeeze, not x[:, tf.newaxis] / y[:, 0]: in a TFLite file those slices
+    # stay out of XNNPACK (tflite.reference_kernel_ops).
+    return tf.squeeze(y, 1)
 
 
 def keras_form(training, convs):
