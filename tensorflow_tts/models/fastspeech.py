@@ -24,6 +24,7 @@ from tensorflow_tts.models.legacy_weights import (
     normalize_weight_name,
 )
 from tensorflow_tts.models.serving import ServableModel
+from tensorflow_tts.utils.precision import to_float32
 
 # Old TensorFlowTTS 1.8 weight paths -> ours, both without Keras counters ("dense_3" ->
 # "dense") and without the model name. An old path is "<group>/<rest>", where <group> is
@@ -350,7 +351,7 @@ class TFFastSpeech(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         decoded_frames, num_frames = self._inference_frames(durations)
         frames, frame_mask = self.length_regulator(encoder_output, durations, decoded_frames)
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training=False)
-        return mel_before[:, :num_frames], mel_after[:, :num_frames], durations
+        return to_float32((mel_before[:, :num_frames], mel_after[:, :num_frames], durations))
 
     # ----------------------------------------------------------------- weights and config
     def _legacy_renamer(self, prefix, filepath):

@@ -7,6 +7,7 @@ from tensorflow_tts.configs.fastspeech2 import FastSpeech2Config
 from tensorflow_tts.layers.dropout import Dropout
 from tensorflow_tts.layers.variance_predictor import VariancePredictor
 from tensorflow_tts.models.fastspeech import FASTSPEECH_LEGACY_RENAMES, TFFastSpeech
+from tensorflow_tts.utils.precision import to_float32
 
 # 1.8 hard-coded this kernel size for the f0/energy embedding convs (it never read
 # `variant_kernel_size`, whose default is the same 9).
@@ -181,4 +182,4 @@ class TFFastSpeech2(TFFastSpeech):
         mel_before, mel_after = self._decode(frames, frame_mask, speaker_ids, training=False)
         if self.config.variance_level != "token":  # frame-level predictions cover the decoded frames
             f0_outputs, energy_outputs = f0_outputs[:, :num_frames], energy_outputs[:, :num_frames]
-        return mel_before[:, :num_frames], mel_after[:, :num_frames], durations, f0_outputs, energy_outputs
+        return to_float32((mel_before[:, :num_frames], mel_after[:, :num_frames], durations, f0_outputs, energy_outputs))

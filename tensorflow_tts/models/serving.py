@@ -7,6 +7,7 @@ methods instead of switching on its model_type or calling its private methods.
 import tensorflow as tf
 
 from tensorflow_tts.models.pretrained import save_model
+from tensorflow_tts.utils.precision import to_float32
 
 
 def function_over(specs, call):
@@ -36,9 +37,17 @@ class ServableModel:
       models, the name of the output holding the mels to vocode.
 
     It also keeps 1.8's ``model._build()`` and ``model.save_pretrained(dir)``.
+
+    Under a mixed-precision policy (``mixed_bfloat16``, ``mixed_float16``) the models compute
+    in the low precision and return float32 outputs, as Keras advises for a model's last
+    layer: a loss or a training loop written for float32 works unchanged.
     """
 
     mel_output = None
+
+    def __call__(self, *args, **kwargs):
+        outputs = super().__call__(*args, **kwargs)
+        return outputs if self.compute_dtype == "float32" else to_float32(outputs)
 
     def serving_signature(self, batch_size=None):
         raise NotImplementedError

@@ -26,6 +26,7 @@ from tensorflow_tts.layers.tacotron2 import (  # noqa: F401
 from tensorflow_tts.models.legacy_weights import LegacyWeightsMixin, regex_renamer
 from tensorflow_tts.models.serving import ServableModel
 from tensorflow_tts.utils.step_random import next_seed
+from tensorflow_tts.utils.precision import to_float32
 
 logger = logging.getLogger(__name__)
 
@@ -353,7 +354,7 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             keep_alignments=keep_alignments,
         )
         mel_outputs = self._postnet(decoder_output, None, training=False)
-        return decoder_output, mel_outputs, stop_logits, alignments
+        return to_float32((decoder_output, mel_outputs, stop_logits, alignments))
 
     # ---------------------------------------------------------------------------- weights
     def _legacy_renamer(self, prefix, filepath):

@@ -34,7 +34,7 @@ from tensorflow_tts.models import (
 )
 from tensorflow_tts.optimizers import create_optimizer, pop_optimizer_params
 from tensorflow_tts.recipes.acoustic import finite_or_warn
-from tensorflow_tts.trainers.base_trainer import _to_float32
+from tensorflow_tts.utils.precision import to_float32
 from tensorflow_tts.trainers.gan_trainer import GanBasedTrainer
 from tensorflow_tts.utils.strategy import return_strategy
 from tensorflow_tts.utils.checkpoints import restore_weights
@@ -126,7 +126,7 @@ class VocoderGanTrainer(GanBasedTrainer):
         """Discriminator outputs on ``(B, T, 1)`` audio, one entry per sub-discriminator, in float32
         under mixed precision (a single discriminator's bare score tensor becomes a list of one)."""
         outputs = self._discriminator(audios)
-        return _to_float32(outputs if isinstance(outputs, (list, tuple)) else [outputs])
+        return to_float32(outputs if isinstance(outputs, (list, tuple)) else [outputs])
 
     def compute_per_example_generator_losses(self, batch, outputs, adversarial):
         targets = batch["audios"]  # (B, T)

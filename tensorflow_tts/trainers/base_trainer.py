@@ -34,6 +34,7 @@ from tensorflow_tts.optimizers.gradient_accumulator import GradientAccumulator
 from tensorflow_tts.trainers.epochs import EpochBatches
 from tensorflow_tts.utils.strategy import is_chief
 from tensorflow_tts.utils.checkpoints import CHECKPOINTS_FOLDER, checkpoint_location, restore_weights
+from tensorflow_tts.utils.precision import cpu_has_native_bfloat16, to_float32
 from tensorflow_tts.utils.step_random import step_seed
 
 logger = logging.getLogger(__name__)
@@ -73,17 +74,6 @@ class OptimizationGroup:
     @property
     def uses_loss_scale(self):
         return isinstance(self.optimizer, tf.keras.mixed_precision.LossScaleOptimizer)
-
-
-def _to_float32(structure):
-    """Cast every floating tensor of a nested structure to float32 (mixed precision outputs)."""
-
-    def cast(value):
-        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype.is_floating and value.dtype != tf.float32:
-            return tf.cast(value, tf.float32)
-        return value
-
-    return tf.nest.map_structure(cast, structure)
 
 
 def _learning_rate(optimizer):
@@ -130,6 +120,9 @@ class BaseTrainer:
             tf.keras.mixed_precision.set_global_policy(policy)
             self.mixed_precision_policy = policy
             logger.info("mixed precision: %s", policy)
+            if policy == "mixed_bfloat16" and not tf.config.list_physical_devices("GPU") and not cpu_has_native_bfloat16():
+                logger.warning("mixed_bfloat16 on a CPU without bfloat16 instructions (AVX512_BF16/AMX): "
+                               "emulated, expect no speed-up over float32")
         self.is_chief = is_chief(self.strategy)
         self._groups = []
         self._step_functions = {}
@@ -479,7 +472,7 @@ class BaseTrainer:
             return self._reduce_results(per_replica)
 
         def predict_step(batch):
-            outputs = self.strategy.run(lambda b: _to_float32(self.predict_for_summaries(b)), args=(batch,))
+            outputs = self.strategy.run(lambda b: to_float32(self.predict_for_summaries(b)), args=(batch,))
             return self.strategy.experimental_local_results(outputs)[0], self.strategy.experimental_local_results(batch)[0]
 
         self._eval_functions = {}

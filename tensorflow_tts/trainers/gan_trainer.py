@@ -4,7 +4,8 @@ import inspect
 
 import tensorflow as tf
 
-from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
+from tensorflow_tts.trainers.base_trainer import BaseTrainer
+from tensorflow_tts.utils.precision import to_float32
 
 
 class GanBasedTrainer(BaseTrainer):
@@ -65,14 +66,14 @@ class GanBasedTrainer(BaseTrainer):
     def compute_group_losses(self, group_name, batch, state, training):
         adversarial = "discriminator" in state["active_groups"]
         if group_name == "generator":
-            outputs = _to_float32(self.generate(batch, training=training))
+            outputs = to_float32(self.generate(batch, training=training))
             state["outputs"] = outputs
             if not self._generator_losses_take_adversarial:
                 return self.compute_per_example_generator_losses(batch, outputs)
             return self.compute_per_example_generator_losses(batch, outputs, adversarial=adversarial)
         outputs = state.get("outputs")
         if outputs is None:  # generator frozen (var_train_expr), in evaluation order, or under jit_compile
-            outputs = _to_float32(self.generate(batch, training=training))
+            outputs = to_float32(self.generate(batch, training=training))
         outputs = tf.nest.map_structure(tf.stop_gradient, outputs)
         return self.compute_per_example_discriminator_losses(batch, outputs)
 

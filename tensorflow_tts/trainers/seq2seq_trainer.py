@@ -3,7 +3,8 @@
 import inspect
 import logging
 
-from tensorflow_tts.trainers.base_trainer import BaseTrainer, _to_float32
+from tensorflow_tts.trainers.base_trainer import BaseTrainer
+from tensorflow_tts.utils.precision import to_float32
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ class Seq2SeqBasedTrainer(BaseTrainer):
         raise NotImplementedError(f"{type(self).__name__} must implement compute_per_example_losses(batch, outputs)")
 
     def compute_group_losses(self, group_name, batch, state, training):
-        outputs = _to_float32(self.call_model(batch, training=training))
+        outputs = to_float32(self.call_model(batch, training=training))
         state["outputs"] = outputs
         return self.compute_per_example_losses(batch, outputs)
 

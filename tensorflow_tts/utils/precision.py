@@ -1,0 +1,38 @@
+"""Mixed precision: float32 outputs from models computing in float16/bfloat16, and whether this CPU computes bfloat16 natively."""
+
+import functools
+
+import tensorflow as tf
+
+
+def to_float32(structure):
+    """Cast every floating tensor of a nested structure to float32; others (ids, durations) as they are.
+
+    Float32 tensors are returned untouched (no op is added), so under the float32 policy the
+    graph is the same as without this call.
+    """
+
+    def cast(value):
+        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype.is_floating and value.dtype != tf.float32:
+            return tf.cast(value, tf.float32)
+        return value
+
+    return tf.nest.map_structure(cast, structure)
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
+    """True when the CPU multiplies bfloat16 in hardware (x86 AVX512_BF16 or AMX-BF16, Arm BF16).
+
+    Elsewhere oneDNN emulates bfloat16 and a ``mixed_bfloat16`` training step is no faster than
+    float32. Reads the kernel's CPU flags; False where they cannot be read (not Linux).
+    """
+    try:
+        with open(cpuinfo) as handle:
+            for line in handle:
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+    except OSError:
+        pass
+    return False

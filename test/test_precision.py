@@ -1,0 +1,112 @@
+"""Mixed precision: our models compute in bfloat16 and hand back float32, so a float32 loss written
+for the float32 models (1.8's examples, the side-by-side harness) trains them unchanged; and the
+CPU check that decides whether bfloat16 is worth it."""
+
+import tensorflow_tts  # noqa: F401
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tensorflow_tts.models import registry
+from tensorflow_tts.models.serving import ServableModel
+from tensorflow_tts.utils.precision import cpu_has_native_bfloat16, to_float32
+
+from test_registry import serving_inputs, tiny_model
+
+SERVABLE = [pytest.param(entry, id=entry.name) for entry in registry.MODEL_TYPES
+            if issubclass(entry.model_class, ServableModel)]
+
+
+@pytest.fixture
+def mixed_bfloat16():
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    yield
+    tf.keras.mixed_precision.set_global_policy("float32")
+
+
+def floating(structure):
+    return [value for value in tf.nest.flatten(structure) if value.dtype.is_floating]
+
+
+@pytest.mark.parametrize("entry", SERVABLE)
+def test_servable_models_compute_in_bfloat16_and_return_float32(entry, mixed_bfloat16):
+    model = tiny_model(entry)
+    assert model.compute_dtype == "bfloat16"
+    assert all(variable.dtype == tf.float32 for variable in model.variables)
+    outputs = model.serve(serving_inputs(model))
+    assert floating(outputs) and all(value.dtype == tf.float32 for value in floating(outputs))
+    assert all(np.all(np.isfinite(value.numpy())) for value in floating(outputs))
+    if entry.role != "vocoder":  # bfloat16 may round a duration the other way: lengths differ
+        return
+    # Computed in bfloat16: rebuilt in float32 with the same weights, the audio differs by
+    # bfloat16's rounding, a little.
+    tf.keras.mixed_precision.set_global_policy("float32")
+    reference = tiny_model(entry)
+    reference.set_weights(model.get_weights())
+    expected = reference.serve(serving_inputs(reference))["audio"].numpy()
+    difference = np.abs(outputs["audio"].numpy() - expected)
+    assert 0 < difference.max() < 0.1 * max(1.0, np.abs(expected).max())
+
+
+def test_a_float32_training_step_trains_mixed_precision_models(mixed_bfloat16):
+    """The side-by-side harness's step: our outputs minus float32 targets, Adam on every variable."""
+    fastspeech2 = tiny_model(registry.model_type("fastspeech2"))
+    vocoder = tiny_model(registry.model_type("multiband_melgan_generator"))
+    ids = tf.constant([[3, 5, 7, 2, 9], [4, 4, 1, 8, 0]], tf.int32)
+    durations = tf.constant([[2, 1, 3, 1, 2], [1, 2, 2, 3, 0]], tf.int32)
+    mels = tf.random.stateless_normal([2, 9, 6], seed=(5, 6))
+    f0_gts, energy_gts = tf.random.stateless_normal([2, 2, 5], seed=(9, 10))
+    audio = tf.random.stateless_uniform([2, 9 * vocoder.config.hop_size, 1], seed=(7, 8), minval=-0.5, maxval=0.5)
+
+    def fastspeech2_loss(training=True):
+        mel_before, mel_after, log_durations, f0, energy = fastspeech2(
+            input_ids=ids, speaker_ids=tf.zeros([2], tf.int32), duration_gts=durations,
+            f0_gts=f0_gts, energy_gts=energy_gts, training=training)[:5]
+        target = tf.math.log(tf.cast(durations, tf.float32) + 1.0)
+        return (tf.reduce_mean(tf.abs(mels - mel_before)) + tf.reduce_mean(tf.abs(mels - mel_after))
+                + tf.reduce_mean(tf.square(target - log_durations)) + tf.reduce_mean(tf.square(f0_gts - f0))
+                + tf.reduce_mean(tf.square(energy_gts - energy)))
+
+    def vocoder_loss(training=True):
+        return tf.reduce_mean(tf.abs(audio - vocoder(mels, training=training)))
+
+    for model, loss_of in ((fastspeech2, fastspeech2_loss), (vocoder, vocoder_loss)):
+        optimizer = tf.keras.optimizers.Adam(1e-3)
+        before = [variable.numpy() for variable in model.trainable_variables]
+        first = float(loss_of(training=False))  # without dropout: a loss that only the weights change
+        for _ in range(5):
+            with tf.GradientTape() as tape:
+                loss = loss_of()
+            assert loss.dtype == tf.float32 and np.isfinite(loss.numpy())
+            gradients = tape.gradient(loss, model.trainable_variables)
+            assert all(g.dtype == tf.float32 for g in gradients if g is not None)
+            optimizer.apply_gradients([(g, v) for g, v in zip(gradients, model.trainable_variables) if g is not None])
+        assert float(loss_of(training=False)) < first, model.name
+        trained = [g is not None for g in gradients]
+        changed = [not np.array_equal(old, variable.numpy()) for old, variable in zip(before, model.trainable_variables)]
+        assert changed == trained and sum(trained) > 0.9 * len(trained), (model.name, sum(trained), len(trained))
+
+
+def test_to_float32_casts_only_low_precision_floats():
+    half, single, ids = tf.ones([2], tf.bfloat16), tf.ones([2], tf.float32), tf.ones([2], tf.int32)
+    cast = to_float32({"mel": half, "same": single, "ids": ids, "nested": [half]})
+    assert cast["mel"].dtype == tf.float32 and cast["nested"][0].dtype == tf.float32
+    assert cast["same"] is single and cast["ids"] is ids  # nothing added to a float32 graph
+
+
+@pytest.mark.parametrize(
+    "flags_line, native",
+    [
+        ("flags\t\t: fpu sse2 avx2 avx512f avx512_vnni avx512_bf16 amx_tile", True),
+        ("flags\t\t: fpu sse2 avx2 fma avx512f avx512_vnni", False),
+        ("flags\t\t: fpu sse2 amx_bf16 amx_tile", True),
+        ("Features\t: fp asimd sve bf16 i8mm", True),
+        ("Features\t: fp asimd evtstrm aes", False),
+    ],
+)
+def test_native_bfloat16_is_read_from_the_cpu_flags(tmp_path, flags_line, native):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\n{flags_line}\n\n")
+    assert cpu_has_native_bfloat16(str(cpuinfo)) is native
+    assert cpu_has_native_bfloat16(str(tmp_path / "missing")) is False
