@@ -20,6 +20,12 @@ runs that harness unchanged (imported from the peers folder) with two additions,
   runs, ours against ours). 1.8's fastest path is its Keras model, so its ``*_fastest``
   figures are its Keras ones. How far that path's audio is from fp32 on a trained voice:
   ``fast_path_distance.py``.
+- ``fs2_train_fastest_ms``, ``voc_train_fastest_ms``: the harness's two training steps (its own
+  step function and Adam, unchanged) with our models built under the trainer's mixed
+  precision on a CPU, ``mixed_bfloat16`` (``--mixed_precision 1`` of the training scripts):
+  float32 weights and optimizer, bfloat16 matmuls and convs, float32 outputs. Only where the
+  CPU multiplies bfloat16 in hardware (AVX512_BF16, AMX); elsewhere, and for 1.8 (whose mixed
+  precision is float16, not faster on a CPU), the figure is the float32 one.
 - ``cold_start_fastest_s``: the harness's cold start (fresh process to the first audio of
   FastSpeech2 + MB-MelGAN, default sizes, pinned durations, the same ids) through that path:
   the text2wav file is converted once beforehand (what a voice ships as), then each fresh
@@ -72,6 +78,11 @@ FASTEST = {
     "e2e_fastest_rtf": "e2e_rtf",
     "taco2_v1_fastest_ms": "taco2_v1_ms",
     "taco2_infer_fastest_ms": "taco2_infer_ms",
+}
+# Training figures of the fastest path: (harness function, its float32 figure, its details key).
+TRAIN_FASTEST = {
+    "fs2_train_fastest_ms": ("run_fs2_train", "fs2_train_step_ms", "fs2_train"),
+    "voc_train_fastest_ms": ("run_voc_train", "mbmelgan_gen_train_step_ms", "mbmelgan_gen_train"),
 }
 MAKE_COLD_START_FILE = "--make-cold-start-file"
 COLD_START_FASTEST_CHILD = "--cold-start-fastest-child"
@@ -213,6 +224,39 @@ def time_fastest_child(folder, threads):
     Path(folder, "timed.json").write_text(json.dumps(dict(figures=figures, details=details)))
 
 
+def fastest_training_policy():
+    """``mixed_bfloat16`` where our trainer's mixed precision makes a CPU step faster, else None."""
+    if fastest_shipped_path() is None:  # 1.8: mixed_float16 only, no faster than float32 on a CPU
+        return None
+    from tensorflow_tts.utils.precision import cpu_has_native_bfloat16
+
+    return "mixed_bfloat16" if cpu_has_native_bfloat16() else None
+
+
+def with_fastest_training(H, harness_run, fastest, keras, details):
+    """The harness's training workload ``harness_run``, then the same under our mixed precision."""
+
+    def run(M, args, res):
+        harness_run(M, args, res)
+        policy = fastest_training_policy()
+        if policy is None:
+            res[fastest] = res[keras]
+            res["details"][fastest] = dict(policy="float32 (the harness's figure)")
+            return
+        tf = M["tf"]
+        H.log(f"{details} under {policy}")
+        scratch = dict(details={}, params={})
+        tf.keras.mixed_precision.set_global_policy(policy)
+        try:
+            harness_run(M, args, scratch)
+        finally:
+            tf.keras.mixed_precision.set_global_policy("float32")
+        res[fastest] = scratch[keras]
+        res["details"][fastest] = dict(policy=policy, **scratch["details"][details])
+
+    return run
+
+
 # --------------------------------------------------------------------------- cold start, fastest path
 def make_cold_start_file(path, threads):
     """(child process) The harness's cold-start models as one text2wav TFLite file, plus its inputs."""
@@ -295,6 +339,8 @@ def main():
         run_fastest(H, M, args, res, model, ids)
 
     H.run_tacotron2 = tacotron2_and_fastest
+    for fastest, (name, keras, details) in TRAIN_FASTEST.items():
+        setattr(H, name, with_fastest_training(H, getattr(H, name), fastest, keras, details))
     H.main()
 
 
