@@ -12,6 +12,7 @@ from tensorflow_tts.models import registry
 from tensorflow_tts.models.serving import ServableModel
 from tensorflow_tts.utils.precision import cpu_has_native_bfloat16, to_float32
 
+from helpers.tiny import build_seq2seq_trainer, trainer_config
 from test_registry import serving_inputs, tiny_model
 
 SERVABLE = [pytest.param(entry, id=entry.name) for entry in registry.MODEL_TYPES
@@ -110,3 +111,15 @@ def test_native_bfloat16_is_read_from_the_cpu_flags(tmp_path, flags_line, native
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\n{flags_line}\n\n")
     assert cpu_has_native_bfloat16(str(cpuinfo)) is native
     assert cpu_has_native_bfloat16(str(tmp_path / "missing")) is False
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_the_trainer_warns_where_bfloat16_is_emulated(tmp_path, monkeypatch, caplog, mixed_bfloat16, native):
+    from tensorflow_tts.trainers import base_trainer
+
+    monkeypatch.setattr(base_trainer, "cpu_has_native_bfloat16", lambda: native)
+    with caplog.at_level("WARNING", logger=base_trainer.__name__):
+        trainer = build_seq2seq_trainer(trainer_config(tmp_path, mixed_precision_policy="mixed_bfloat16"),
+                                        is_mixed_precision=True)
+    assert trainer.mixed_precision_policy == "mixed_bfloat16"
+    assert ("slower than float32" in caplog.text) is (not native and not tf.config.list_physical_devices("GPU"))

@@ -122,7 +122,7 @@ class BaseTrainer:
             logger.info("mixed precision: %s", policy)
             if policy == "mixed_bfloat16" and not tf.config.list_physical_devices("GPU") and not cpu_has_native_bfloat16():
                 logger.warning("mixed_bfloat16 on a CPU without bfloat16 instructions (AVX512_BF16/AMX): "
-                               "emulated, expect no speed-up over float32")
+                               "emulated, expect it to be slower than float32 (--mixed_precision 0)")
         self.is_chief = is_chief(self.strategy)
         self._groups = []
         self._step_functions = {}
