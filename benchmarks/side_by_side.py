@@ -1,7 +1,7 @@
-"""Side by side with TensorFlowTTS 1.8: the shared harness plus two figures it cannot give alone.
+"""Side by side with TensorFlowTTS 1.8: the shared harness plus the figures it cannot give alone.
 
 `../shared/peers/bench_tts.py` times both packages through the API they share. This script
-runs that harness unchanged (imported from the peers folder) with two additions, so that one
+runs that harness unchanged (imported from the peers folder) with these additions, so that one
 `compare.py` run covers every goal of issue 21:
 
 - ``taco2_v1_ms`` beside the harness's Tacotron2 figure. The harness builds

@@ -46,8 +46,7 @@ class ServableModel:
     mel_output = None
 
     def __call__(self, *args, **kwargs):
-        outputs = super().__call__(*args, **kwargs)
-        return outputs if self.compute_dtype == "float32" else to_float32(outputs)
+        return to_float32(super().__call__(*args, **kwargs))
 
     def serving_signature(self, batch_size=None):
         raise NotImplementedError

@@ -25,8 +25,8 @@ from tensorflow_tts.layers.tacotron2 import (  # noqa: F401
 )
 from tensorflow_tts.models.legacy_weights import LegacyWeightsMixin, regex_renamer
 from tensorflow_tts.models.serving import ServableModel
-from tensorflow_tts.utils.step_random import next_seed
 from tensorflow_tts.utils.precision import to_float32
+from tensorflow_tts.utils.step_random import next_seed
 
 logger = logging.getLogger(__name__)
 

@@ -114,13 +114,12 @@ class BaseTrainer:
         self.is_mixed_precision = bool(is_mixed_precision)
         self.mixed_precision_policy = None
         if self.is_mixed_precision:
-            policy = self.config.mixed_precision_policy
-            if policy is None:
-                policy = "mixed_float16" if tf.config.list_physical_devices("GPU") else "mixed_bfloat16"
+            on_gpu = bool(tf.config.list_physical_devices("GPU"))
+            policy = self.config.mixed_precision_policy or ("mixed_float16" if on_gpu else "mixed_bfloat16")
             tf.keras.mixed_precision.set_global_policy(policy)
             self.mixed_precision_policy = policy
             logger.info("mixed precision: %s", policy)
-            if policy == "mixed_bfloat16" and not tf.config.list_physical_devices("GPU") and not cpu_has_native_bfloat16():
+            if policy == "mixed_bfloat16" and not on_gpu and not cpu_has_native_bfloat16():
                 logger.warning("mixed_bfloat16 on a CPU without bfloat16 instructions (AVX512_BF16/AMX): "
                                "emulated, expect it to be slower than float32 (--mixed_precision 0)")
         self.is_chief = is_chief(self.strategy)
