@@ -24,6 +24,30 @@ def test_polyphase_form_matches_conv2d_transpose(taps, strides, length):
     np.testing.assert_allclose(ours, reference, atol=1e-5)
 
 
+@pytest.mark.parametrize("taps,strides,length", [(16, 8, 7), (4, 2, 5), (5, 2, 6)])
+def test_gradients_match_conv2d_transpose(taps, strides, length):
+    # The crop's gradient is a Pad written by hand (crop_time); conv1d's gradients are too.
+    x = tf.random.stateless_normal([2, length, 3], seed=[taps, 1])
+    kernel = tf.random.stateless_normal([taps, 3, 5], seed=[strides, 2])
+    weights = tf.random.stateless_normal([2, length * strides, 5], seed=[3, 3])
+    pad_before = max(taps - strides, 0) // 2
+
+    def reference(x, kernel):
+        return tf.nn.conv2d_transpose(
+            x[:, :, tf.newaxis, :], tf.transpose(kernel, [0, 2, 1])[:, tf.newaxis], [2, length * strides, 1, 5],
+            strides=(strides, 1), padding="SAME",
+        )[:, :, 0, :]
+
+    gradients = []
+    for function in (reference, lambda x, kernel: conv_transpose1d(x, kernel, strides, pad_before)):
+        with tf.GradientTape() as tape:
+            tape.watch([x, kernel])
+            loss = tf.reduce_sum(weights * function(x, kernel))
+        gradients.append(tape.gradient(loss, [x, kernel]))
+    for expected, ours in zip(*gradients):
+        np.testing.assert_allclose(ours, expected, atol=1e-4)
+
+
 @pytest.mark.parametrize("pad_before", [0, 1, 2, 3, 4])
 def test_every_allowed_crop_follows_the_definition(pad_before):
     taps, strides, length = 5, 2, 6  # 3 blocks: crops 0 .. 4 are allowed

@@ -70,7 +70,26 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     # both are constants of the graph: a TFLite file then runs them in XNNPACK, where
     # bounds computed from the input's length fall back to a slow single-threaded slice.
     y = tf.reshape(y, [tf.shape(x)[0], -1, out_channels])  # (B, (T + blocks - 1) * strides, C_out)
-    return y[:, pad_before : -pad_after] if pad_after else y[:, pad_before:]
+    return crop_time(y, pad_before, pad_after)
+
+
+def crop_time(x, before, after):
+    """``x[:, before : T - after]`` for ``x`` ``(B, T, C)``, with a Pad for its gradient.
+
+    Autodiff would send the gradient through StridedSliceGrad, which TensorFlow's CPU kernel
+    runs at a fraction of a Pad's speed: on the MB-MelGAN v1 generator's training step the
+    upsamplers' three crops took 6 % of its op time that way. The slice's bounds are constants
+    of the graph (see `conv_transpose1d`).
+    """
+
+    @tf.custom_gradient
+    def crop(x):
+        def gradient(dy):
+            return tf.pad(dy, [[0, 0], [before, after], [0, 0]])
+
+        return (x[:, before:-after] if after else x[:, before:]), gradient
+
+    return crop(x)
 
 
 class TFConvTranspose1d(tf.keras.layers.Layer):
