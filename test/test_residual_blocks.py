@@ -51,3 +51,17 @@ def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_b
     np.testing.assert_allclose(
         fused_conv1d(layer, x, residual=residual).numpy(), (keras + residual).numpy(), rtol=1e-6, atol=1e-6
     )
+
+
+def test_melgan_stack_runs_its_shortcut_before_the_main_branch_in_inference():
+    # Side by side (inter-op threads) the two branches' convs would compete for the same cores.
+    block = TFResidualStack(3, 16, 3, initializer_seed=5)
+    x = tf.random.stateless_normal([1, 40, 16], seed=[1, 2])
+    block(x)  # builds the weights
+    graph = tf.function(lambda v: block(v, training=False)).get_concrete_function(x).graph
+    first_activation = next(op for op in graph.get_operations() if op.type == "LeakyRelu")
+    assert len(first_activation.control_inputs) == 1
+    waited_for = first_activation.control_inputs[0]
+    while waited_for.type != "Conv2D":  # back from the shortcut's bias and squeeze to its conv
+        waited_for = waited_for.inputs[0].op
+    assert waited_for.inputs[0].op.inputs[0] is graph.inputs[0]  # the conv of x (expanded to 4-D)
