@@ -78,7 +78,7 @@ def crop_time(x, before, after):
 
     Autodiff would send the gradient through StridedSliceGrad, which TensorFlow's CPU kernel
     runs at a fraction of a Pad's speed: on the MB-MelGAN v1 generator's training step the
-    upsamplers' three crops took 6 % of its op time that way. The slice's bounds are constants
+    upsamplers' three crops took 4 % of its op time that way. The slice's bounds are constants
     of the graph (see `conv_transpose1d`).
     """
 
