@@ -8,16 +8,22 @@ import tensorflow as tf
 from tensorflow_tts.layers.upsample import conv_transpose1d
 
 
+def conv2d_transpose_same(x, kernel, strides):
+    """conv2d_transpose over (B, T, 1, C) with "same" padding, the layout TensorFlowTTS used:
+    x (B, T, C_in), kernel (K, C_in, C_out) -> (B, T * strides, C_out)."""
+    batch, length, _ = x.shape
+    return tf.nn.conv2d_transpose(
+        x[:, :, tf.newaxis, :], tf.transpose(kernel, [0, 2, 1])[:, tf.newaxis],
+        [batch, length * strides, 1, kernel.shape[-1]], strides=(strides, 1), padding="SAME",
+    )[:, :, 0, :]
+
+
 @pytest.mark.parametrize("taps,strides,length", [(16, 8, 7), (8, 4, 10), (4, 2, 1), (5, 2, 6), (3, 3, 4)])
 def test_polyphase_form_matches_conv2d_transpose(taps, strides, length):
     x = tf.random.stateless_normal([2, length, 3], seed=[taps, strides])
     kernel = tf.random.stateless_normal([taps, 3, 5], seed=[strides, taps])
     bias = tf.random.stateless_normal([5], seed=[1, 1])
-    # conv2d_transpose over (B, T, 1, C) with "same" padding, the layout TensorFlowTTS used.
-    reference = tf.nn.conv2d_transpose(
-        x[:, :, tf.newaxis, :], tf.transpose(kernel, [0, 2, 1])[:, tf.newaxis], [2, length * strides, 1, 5],
-        strides=(strides, 1), padding="SAME",
-    )[:, :, 0, :] + bias
+    reference = conv2d_transpose_same(x, kernel, strides) + bias
     pad_before = max(taps - strides, 0) // 2
     ours = conv_transpose1d(x, kernel, strides, pad_before, bias)
     assert ours.shape == reference.shape
@@ -31,15 +37,11 @@ def test_gradients_match_conv2d_transpose(taps, strides, length):
     kernel = tf.random.stateless_normal([taps, 3, 5], seed=[strides, 2])
     weights = tf.random.stateless_normal([2, length * strides, 5], seed=[3, 3])
     pad_before = max(taps - strides, 0) // 2
-
-    def reference(x, kernel):
-        return tf.nn.conv2d_transpose(
-            x[:, :, tf.newaxis, :], tf.transpose(kernel, [0, 2, 1])[:, tf.newaxis], [2, length * strides, 1, 5],
-            strides=(strides, 1), padding="SAME",
-        )[:, :, 0, :]
-
     gradients = []
-    for function in (reference, lambda x, kernel: conv_transpose1d(x, kernel, strides, pad_before)):
+    for function in (
+        lambda x, kernel: conv2d_transpose_same(x, kernel, strides),
+        lambda x, kernel: conv_transpose1d(x, kernel, strides, pad_before),
+    ):
         with tf.GradientTape() as tape:
             tape.watch([x, kernel])
             loss = tf.reduce_sum(weights * function(x, kernel))

@@ -17,7 +17,7 @@ results equal TensorFlow's up to float summation order.
 Where oneDNN runs TensorFlow's conv kernels (on by default on AVX-512 CPUs), its own input
 gradient is a little faster per op (0.85-0.91 of `input_gradient` on the MB-MelGAN
 generator's shapes, AMD Zen 4) and its kernel gradient as fast for 3 taps, slower for 1; the
-generator's step then took 0.98-0.99 of the time: too little to keep two code paths.
+generator's gradients then took 0.978-0.988 of the time: too little to keep two code paths.
 """
 
 import tensorflow as tf
