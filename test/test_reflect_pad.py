@@ -22,10 +22,13 @@ def padded_and_gradient(pad, x):
 @pytest.mark.parametrize("size,steps", [(1, 2), (3, 4), (3, 17), (27, 60)])
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])
-def test_values_and_gradient_equal_tf_pad_reflect(size, steps, training, compiled):
-    x = tf.random.stateless_normal([2, steps, 3], seed=[7, 8])
+@pytest.mark.parametrize("rows", [False, True], ids=["(B,T,C)", "rows (B,1,T,C)"])
+def test_values_and_gradient_equal_tf_pad_reflect(size, steps, training, compiled, rows):
+    shape = [2, 1, steps, 3] if rows else [2, steps, 3]
+    x = tf.random.stateless_normal(shape, seed=[7, 8])
     run = tf.function(padded_and_gradient) if compiled else padded_and_gradient
-    expected = run(lambda v: tf.pad(v, [[0, 0], [size, size], [0, 0]], mode="REFLECT"), x)
+    paddings = [[0, 0]] * (len(shape) - 2) + [[size, size], [0, 0]]
+    expected = run(lambda v: tf.pad(v, paddings, mode="REFLECT"), x)
     got = run(lambda v: reflect_pad(v, size, training), x)
     for name, a, b in zip(["padded", "gradient"], expected, got, strict=True):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-6, err_msg=name)

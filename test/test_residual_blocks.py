@@ -40,6 +40,21 @@ def test_inference_equals_the_keras_layers(make, activation):
     assert {activation, "AddV2"} <= after_bias
 
 
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("make,activation", BLOCKS.values(), ids=BLOCKS.keys())
+def test_rows_give_the_values_of_the_signal_layout(make, activation, training):
+    # Rows (B, 1, T, C) are what the generators pass in inference; saving a model also
+    # traces the training form with them.
+    block = make()
+    x = tf.random.stateless_normal([2, 60, 16], seed=[3, 4]) * 3.0
+    block(x)  # builds the weights
+    expected = block(x, training=training)
+    got = block(tf.expand_dims(x, 1), training=training)
+    assert got.shape == (2, 1, 60, 16)
+    scale = float(tf.reduce_max(tf.abs(expected)))
+    np.testing.assert_allclose(got[:, 0].numpy(), expected.numpy(), rtol=1e-5, atol=1e-6 * scale)
+
+
 def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_bias():
     layer = conv1d(5, 3, dilation_rate=2, kernel_initializer="glorot_normal", bias_initializer="ones")
     x = tf.random.stateless_normal([1, 20, 4], seed=[1, 2])
@@ -51,6 +66,9 @@ def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_b
     np.testing.assert_allclose(
         fused_conv1d(layer, x, residual=residual).numpy(), (keras + residual).numpy(), rtol=1e-6, atol=1e-6
     )
+    rows = fused_conv1d(layer, tf.expand_dims(x, 1), activation=relu, residual=tf.expand_dims(residual, 1))
+    assert rows.shape == (1, 1, 16, 5)
+    np.testing.assert_allclose(rows[:, 0].numpy(), (relu(keras) + residual).numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_melgan_stack_runs_its_shortcut_before_the_main_branch_in_inference():

@@ -14,15 +14,20 @@ import pytest
 import tensorflow_tts  # noqa: F401  (before tensorflow: tf.keras is Keras 2)
 import tensorflow as tf  # noqa: E402
 
+from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig  # noqa: E402
 from tensorflow_tts.inference.export import serving_function  # noqa: E402
 from tensorflow_tts.inference.tflite import (  # noqa: E402
+    TFLiteExportError,
     TFLiteModel,
+    _convert,
+    _read_model,
     add_metadata,
     reference_kernel_ops,
     make_converter,
     operator_names,
     read_metadata,
 )
+from tensorflow_tts.models import TFMBMelGANGenerator  # noqa: E402
 from test_export import (  # noqa: E402
     NUM_MELS,
     fastspeech2_inputs,
@@ -167,6 +172,43 @@ def test_runner_names_its_inputs_when_one_is_missing(converted):
     tflite = TFLiteModel(converted[("fastspeech2", "float32")])
     with pytest.raises(ValueError, match="missing \\['energy_ratios'"):
         tflite(**{name: value for name, value in fastspeech2_inputs(token_batches(1)[0]).items() if name != "energy_ratios"})
+
+
+def test_a_conversion_that_loses_the_signature_fails_by_name():
+    # The converter saves the model's functions first; where that fails (here: a custom
+    # gradient that cannot be traced) it logs the error and writes a file with no signature.
+    class UntraceableGradient(tf.keras.Model):
+        def call(self, x):
+            @tf.custom_gradient
+            def double(v):
+                def gradient(dy):
+                    raise ValueError("no gradient here")
+
+                return 2.0 * v, gradient
+
+            return double(x)
+
+    model = UntraceableGradient()
+    model(tf.zeros([1, 3]))
+    function = tf.function(lambda x: {"y": model(x)}, input_signature=[tf.TensorSpec([1, 3], tf.float32, name="x")])
+    with pytest.raises(TFLiteExportError, match="toy: the converted model has no signature"):
+        _convert(function, model, "float32", {"model_type": "toy"})
+
+
+def test_vocoder_files_reshape_the_signal_once_per_generator_not_per_conv():
+    # In rows (B, 1, T, C) from the first conv to the last (BaseVocoderGenerator._generate):
+    # around each conv's reshapes XNNPACK copied the signal (a fifth of the MB-MelGAN int8 file's time).
+    def reshapes(stacks):
+        config = MultiBandMelGANGeneratorConfig(filters=16, upsample_scales=[2, 2], stacks=stacks, subbands=4, taps=14)
+        generator = TFMBMelGANGenerator(config)
+        generator(tf.zeros([1, 9, NUM_MELS]))
+        flatbuffer = make_converter(serving_function(generator, batch_size=1), generator).convert()
+        model, code_name = _read_model(flatbuffer)
+        graph = model.Subgraphs(0)
+        names = [code_name(model.OperatorCodes(graph.Operators(i).OpcodeIndex())) for i in range(graph.OperatorsLength())]
+        return sorted(name for name in names if name in {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"})
+
+    assert reshapes(stacks=1) == reshapes(stacks=3)
 
 
 def test_export_cli_writes_a_quantized_tflite(tmp_path):

@@ -28,6 +28,9 @@ def test_polyphase_form_matches_conv2d_transpose(taps, strides, length):
     ours = conv_transpose1d(x, kernel, strides, pad_before, bias)
     assert ours.shape == reference.shape
     np.testing.assert_allclose(ours, reference, atol=1e-5)
+    rows = conv_transpose1d(x[:, tf.newaxis], kernel, strides, pad_before, bias)  # the generators' inference layout
+    assert rows.shape == (2, 1) + tuple(reference.shape[1:])
+    np.testing.assert_allclose(rows[:, 0], reference, atol=1e-5)
 
 
 @pytest.mark.parametrize("taps,strides,length", [(16, 8, 7), (4, 2, 5), (5, 2, 6)])

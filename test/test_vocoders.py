@@ -58,6 +58,31 @@ def test_audio_length_is_frames_times_hop(generators, name, frames):
         assert np.all(np.abs(audio.numpy()) <= 1.0)
 
 
+@pytest.mark.parametrize("name", ["melgan", "multiband_melgan", "hifigan"])
+def test_inference_runs_rows_with_the_keras_layers_values(generators, name):
+    generator = generators[name]
+    mels = tf.random.stateless_normal([2, 9, NUM_MELS], seed=[4, 2])
+    generator(mels)  # builds the weights
+    keras = generator(mels, training=True)  # the convs as Keras layers; the generators have no dropout
+    inference = tf.function(lambda m: generator(m, training=False))
+    np.testing.assert_allclose(inference(mels).numpy(), keras.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def reshapes_in_inference(stacks):
+    """Reshape-type ops in the traced inference graph of a tiny MB-MelGAN with `stacks` per stage."""
+    generator = TFMBMelGANGenerator(MultiBandMelGANGeneratorConfig(**dict(TINY, stacks=stacks), subbands=4, taps=14))
+    mels = tf.zeros([1, 9, NUM_MELS])
+    generator(mels)
+    graph = tf.function(lambda m: generator(m, training=False)).get_concrete_function(mels).graph
+    return sorted(op.type for op in graph.get_operations() if op.type in {"ExpandDims", "Squeeze", "Reshape"})
+
+
+def test_inference_reshapes_the_signal_once_per_generator_not_per_conv():
+    # The generators run inference on rows (B, 1, T, C) from the first conv to the last: a
+    # TFLite file copied the signal at the reshapes each 1-D conv needed around it.
+    assert reshapes_in_inference(stacks=1) == reshapes_in_inference(stacks=3)
+
+
 def test_hop_sizes(generators):
     assert generators["melgan"].hop_size == 6
     assert generators["multiband_melgan"].hop_size == 24

@@ -57,6 +57,12 @@ def _convert(function, trackable, quantize, info):
     flex = [name for name in operator_names(flatbuffer) if name.startswith("Flex")]
     if flex:  # cannot happen with TFLITE_BUILTINS only; guards against converter changes
         raise TFLiteExportError(f"{info.get('model_type')}: the converted model uses Flex ops {flex}")
+    model, _ = _read_model(flatbuffer)
+    if model.SignatureDefsLength() == 0:  # the converter logs the error and goes on without one
+        raise TFLiteExportError(
+            f"{info.get('model_type')}: the converted model has no signature, so no runner can name its "
+            "inputs: saving the model's functions failed (the converter's error is in the log above)"
+        )
     return add_metadata(flatbuffer, dict(info, quantize=quantize))
 
 

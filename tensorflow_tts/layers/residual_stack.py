@@ -24,6 +24,18 @@ def make_activation(name, params=None, **kwargs):
     return layer_class(**dict(params or {}), **kwargs)
 
 
+def time_slice(x, start=None, stop=None):
+    """``x[:, start:stop]`` for ``(B, T, C)``, ``x[:, :, start:stop]`` for rows ``(B, 1, T, C)``: time is
+    the second-to-last axis in both. Spelled out per rank rather than with an ellipsis, the
+    form whose TFLite slices we test stay on XNNPACK (`tflite.reference_kernel_ops`)."""
+    return x[(slice(None),) * (len(x.shape) - 2) + (slice(start, stop),)]
+
+
+def time_paddings(x, before, after):
+    """``tf.pad`` paddings of ``before`` and ``after`` steps along the time axis of ``x`` (see `time_slice`)."""
+    return [[0, 0]] * (len(x.shape) - 2) + [[before, after], [0, 0]]
+
+
 def fused_conv1d(layer, x, activation=None, residual=None):
     """``activation(layer(x))`` or ``layer(x) + residual`` outside training, for a stride-1 "valid"
     Conv1D layer (dilated or not), in the form TensorFlow fuses into one conv.
@@ -37,20 +49,27 @@ def fused_conv1d(layer, x, activation=None, residual=None):
     The same products and sums: on the MB-MelGAN v1 vocoder the values equalled Keras' bit for
     bit, with oneDNN and without (`test_residual_blocks.py` checks them to float tolerance).
 
-    Args: x ``(B, T, C_in)``; residual ``(B, T - dilation * (K - 1), filters)``.
-    Returns ``(B, T - dilation * (K - 1), filters)``.
+    ``x`` may already be rows ``(B, 1, T, C_in)``, the layout the vocoder generators keep from
+    their first conv to their last in inference (`BaseVocoderGenerator._generate`): the
+    result is then rows too, with no reshape around the conv.
+
+    Args: x ``(B, T, C_in)`` or ``(B, 1, T, C_in)``; residual ``(B, T', filters)`` or
+        ``(B, 1, T', filters)`` like x, ``T' = T - dilation * (K - 1)``.
+    Returns ``(B, T', filters)`` or ``(B, 1, T', filters)``, like x.
     """
+    rows = len(x.shape) == 4
     kernel = tf.cast(effective_kernel(layer), x.dtype)[tf.newaxis]  # (1, K, C_in, filters)
-    y = tf.nn.conv2d(tf.expand_dims(x, 1), kernel, strides=1, padding="VALID", dilations=[1, 1, layer.dilation_rate[0], 1])
+    y = tf.nn.conv2d(x if rows else tf.expand_dims(x, 1), kernel, strides=1, padding="VALID",
+                     dilations=[1, 1, layer.dilation_rate[0], 1])
     if layer.use_bias:
         y = tf.nn.bias_add(y, tf.cast(layer.bias, x.dtype))
     if activation is not None:
         y = activation(y)
     if residual is not None:
-        y = y + tf.expand_dims(residual, 1)
+        y = y + (residual if rows else tf.expand_dims(residual, 1))
     # expand_dims / squeeze, not x[:, tf.newaxis] / y[:, 0]: in a TFLite file those slices
     # stay out of XNNPACK (tflite.reference_kernel_ops).
-    return tf.squeeze(y, 1)
+    return y if rows else tf.squeeze(y, 1)
 
 
 def keras_form(training, convs):
@@ -70,13 +89,15 @@ def reflect_pad(x, size, training=False):
     (0.6-0.8x the time on the MB-MelGAN generator's shapes). Outside training the plain
     concat is traced: the custom gradient's identity ops cost the inference graph speed.
 
-    Args: x ``(B, T, C)``, T > size. Returns ``(B, T + 2 * size, C)``.
+    Args: x ``(B, T, C)`` or rows ``(B, 1, T, C)``, T > size. Returns ``(B, T + 2 * size, C)``
+    (``(B, 1, T + 2 * size, C)``).
     """
+    axis = len(x.shape) - 2
 
     def pad(x):
-        left = tf.reverse(x[:, 1 : size + 1], axis=[1])
-        right = tf.reverse(x[:, -size - 1 : -1], axis=[1])
-        return tf.concat([left, x, right], axis=1)
+        left = tf.reverse(time_slice(x, 1, size + 1), axis=[axis])
+        right = tf.reverse(time_slice(x, -size - 1, -1), axis=[axis])
+        return tf.concat([left, x, right], axis=axis)
 
     if not training:
         return pad(x)
@@ -84,7 +105,7 @@ def reflect_pad(x, size, training=False):
     @tf.custom_gradient
     def pad_with_gradient(x):
         def gradient(dy):
-            return tf.raw_ops.MirrorPadGrad(input=dy, paddings=[[0, 0], [size, size], [0, 0]], mode="REFLECT")
+            return tf.raw_ops.MirrorPadGrad(input=dy, paddings=time_paddings(x, size, size), mode="REFLECT")
 
         return pad(x), gradient
 
@@ -100,13 +121,14 @@ class TFReflectionPad1d(tf.keras.layers.Layer):
         self.padding_type = padding_type
 
     def call(self, x, training=False):
-        """Args: x ``(B, T, C)``, T > padding_size. Returns ``(B, T + 2 * padding_size, C)``."""
+        """Args: x ``(B, T, C)`` or rows ``(B, 1, T, C)``, T > padding_size.
+        Returns ``(B, T + 2 * padding_size, C)`` (``(B, 1, T + 2 * padding_size, C)``)."""
         size = self.padding_size
         if size == 0:
             return x
         if self.padding_type.upper() == "REFLECT":
             return reflect_pad(x, size, training)
-        return tf.pad(x, [[0, 0], [size, size], [0, 0]], mode=self.padding_type)
+        return tf.pad(x, time_paddings(x, size, size), mode=self.padding_type)
 
     def get_config(self):
         return {**super().get_config(), "padding_size": self.padding_size, "padding_type": self.padding_type}
@@ -144,6 +166,12 @@ class _ResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
         self.padding_type = padding_type
         self.activation = make_activation(nonlinear_activation, self.nonlinear_activation_params)
 
+    def _keras_form_on_rows(self, x, training):
+        """``call`` on rows ``x`` ``(B, 1, T, C)`` where the convs run as Keras layers, which take
+        ``(B, T, C)``. The generators pass rows only outside training, but saving a model
+        (SavedModel, TFLite) traces every layer's call with the inputs it saw, in training too."""
+        return tf.expand_dims(self.call(tf.squeeze(x, 1), training=training), 1)
+
 
 class TFResidualStack(_ResidualBlock):
     """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
@@ -164,8 +192,10 @@ class TFResidualStack(_ResidualBlock):
         self.shortcut = conv1d(filters, 1, name="shortcut", kernel_initializer=seeded_initializer(seed, 2), **common)
 
     def call(self, x, training=False):
-        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        """Args: x ``(B, T, filters)`` or rows ``(B, 1, T, filters)``. Returns the same shape."""
         if keras_form(training, (self.dilated_conv, self.pointwise_conv, self.shortcut)):
+            if len(x.shape) == 4:
+                return self._keras_form_on_rows(x, training)
             padded = self.pad(self.activation(x), training=training)
             return self.shortcut(x) + self.pointwise_conv(self.activation(self.dilated_conv(padded)))
         # The shortcut before the main branch: run side by side, as TensorFlow's default
@@ -210,8 +240,10 @@ class TFHifiResBlock(_ResidualBlock):
             )
 
     def call(self, x, training=False):
-        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        """Args: x ``(B, T, filters)`` or rows ``(B, 1, T, filters)``. Returns the same shape."""
         keras = keras_form(training, self.dilated_convs + self.convs)
+        if keras and len(x.shape) == 4:
+            return self._keras_form_on_rows(x, training)
         for dilated_pad, dilated_conv, pad, conv in zip(self.dilated_pads, self.dilated_convs, self.pads, self.convs):
             padded = dilated_pad(self.activation(x), training=training)
             if keras:
@@ -251,7 +283,7 @@ class TFMultiHifiResBlock(tf.keras.layers.Layer):
         ]
 
     def call(self, x, training=False):
-        """Args: x ``(B, T, filters)``. Returns ``(B, T, filters)``."""
+        """Args: x ``(B, T, filters)`` (or rows, see TFHifiResBlock). Returns the same shape."""
         total = self.resblocks[0](x, training=training)
         for resblock in self.resblocks[1:]:
             total += resblock(x, training=training)

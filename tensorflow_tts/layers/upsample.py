@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from tensorflow_tts.layers.conv1d import Conv1D, conv1d
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
-from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer
+from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer, time_paddings, time_slice
 from tensorflow_tts.layers.weight_norm import normalize_kernel
 
 
@@ -44,7 +44,8 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     ``pad_before`` output samples cropped ("same" padding crops ``(K - strides) // 2``).
 
     Args:
-        x: ``(B, T, C_in)``.
+        x: ``(B, T, C_in)``, or rows ``(B, 1, T, C_in)`` (the vocoders' inference layout,
+            `residual_stack.fused_conv1d`).
         kernel: ``(K, C_in, C_out)``, tap k applied at output offset k.
         strides: the upsampling factor.
         pad_before: output samples cropped at the start,
@@ -52,7 +53,7 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
         bias: ``(C_out,)`` or None.
 
     Returns:
-        ``(B, T * strides, C_out)``.
+        ``(B, T * strides, C_out)``, or rows ``(B, 1, T * strides, C_out)``.
     """
     taps, _, out_channels = kernel.shape
     blocks = math.ceil(taps / strides)
@@ -60,15 +61,23 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     if not 0 <= pad_before <= cropped:
         raise ValueError(f"pad_before must lie in [0, {cropped}] for {taps} taps and stride {strides}")
     pad_after = cropped - pad_before
+    rows = len(x.shape) == 4
     # Output block q (samples q * strides + r) sums inputs q - blocks + 1 .. q: a conv of
     # `blocks` taps over the input padded by blocks - 1 on both sides (T + blocks - 1 blocks).
-    padded = tf.pad(x, [[0, 0], [blocks - 1, blocks - 1], [0, 0]]) if blocks > 1 else x
-    y = conv1d(padded, polyphase_kernel(kernel, strides), "VALID")  # with the cheaper gradients
+    padded = tf.pad(x, time_paddings(x, blocks - 1, blocks - 1)) if blocks > 1 else x
+    kernel = polyphase_kernel(kernel, strides)
+    if rows:  # the generators' inference layout: no gradient is taken
+        y = tf.nn.conv2d(padded, kernel[tf.newaxis], strides=1, padding="VALID")
+    else:
+        y = conv1d(padded, kernel, "VALID")  # with the cheaper gradients
     if bias is not None:
         y = tf.nn.bias_add(y, tf.tile(bias, [strides]))  # the same bias for every phase
     # The reshape's time axis is inferred and the crop's bounds count from either end, so
     # both are constants of the graph: a TFLite file then runs them in XNNPACK, where
     # bounds computed from the input's length fall back to a slow single-threaded slice.
+    if rows:  # (B, 1, (T + blocks - 1) * strides, C_out)
+        y = tf.reshape(y, [tf.shape(x)[0], 1, -1, out_channels])
+        return time_slice(y, pad_before, -pad_after if pad_after else None)
     y = tf.reshape(y, [tf.shape(x)[0], -1, out_channels])  # (B, (T + blocks - 1) * strides, C_out)
     return crop_time(y, pad_before, pad_after)
 
@@ -146,7 +155,7 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
         super().build(input_shape)
 
     def call(self, x):
-        """Args: x ``(B, T, C_in)``. Returns ``(B, T * strides, filters)``."""
+        """Args: x ``(B, T, C_in)`` or rows ``(B, 1, T, C_in)``. Returns ``(B, T * strides, filters)`` or rows."""
         kernel = self.kernel
         if self.is_weight_norm:
             kernel = normalize_kernel(kernel, self.g, output_axis=-2)
