@@ -26,8 +26,8 @@ def make_activation(name, params=None, **kwargs):
 
 def time_slice(x, start=None, stop=None):
     """``x[:, start:stop]`` for ``(B, T, C)``, ``x[:, :, start:stop]`` for rows ``(B, 1, T, C)``: time is
-    the second-to-last axis in both. Spelled out per rank rather than with an ellipsis, the
-    form whose TFLite slices we test stay on XNNPACK (`tflite.reference_kernel_ops`)."""
+    the second-to-last axis in both. One slice per axis, no ellipsis: the form the TFLite
+    tests check stays on XNNPACK (`tflite.reference_kernel_ops`)."""
     return x[(slice(None),) * (len(x.shape) - 2) + (slice(start, stop),)]
 
 
