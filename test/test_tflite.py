@@ -21,6 +21,7 @@ from tensorflow_tts.inference.tflite import (  # noqa: E402
     TFLiteModel,
     _convert,
     _read_model,
+    convert_model,
     add_metadata,
     reference_kernel_ops,
     make_converter,
@@ -202,7 +203,7 @@ def test_vocoder_files_reshape_the_signal_once_per_generator_not_per_conv():
         config = MultiBandMelGANGeneratorConfig(filters=16, upsample_scales=[2, 2], stacks=stacks, subbands=4, taps=14)
         generator = TFMBMelGANGenerator(config)
         generator(tf.zeros([1, 9, NUM_MELS]))
-        flatbuffer = make_converter(serving_function(generator, batch_size=1), generator).convert()
+        flatbuffer = convert_model(generator)
         model, code_name = _read_model(flatbuffer)
         graph = model.Subgraphs(0)
         names = [code_name(model.OperatorCodes(graph.Operators(i).OpcodeIndex())) for i in range(graph.OperatorsLength())]

@@ -75,13 +75,25 @@ def convert_model(model, quantize="float32", sampling_rate=None, hop_size=None):
     from tensorflow_tts.inference.export import model_info, serving_function
 
     info = model_info(model, sampling_rate=sampling_rate, hop_size=hop_size)
-    return _convert(serving_function(model, batch_size=1), model, quantize, info)
+    return _convert(serving_function(model, batch_size=1), _variables_of(model), quantize, info)
+
+
+def _variables_of(*models):
+    """The models' variables in a plain tf.Module: all the converter needs to save the function.
+
+    Given a Keras model, it also saves Keras' own traces of every layer's call, in training
+    and inference: the MB-MelGAN v1 and FastSpeech2 conversions then took 8-9x and 4-5x the
+    time, for a file of the same size.
+    """
+    import tensorflow as tf
+
+    holder = tf.Module()
+    holder.model_variables = [variable for model in models for variable in model.variables]
+    return holder
 
 
 def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
     """An acoustic model and a vocoder -> one TFLite model: token ids (+ ratios) -> {"audio": (1, N, 1)}."""
-    import tensorflow as tf
-
     from tensorflow_tts.inference.export import (
         combined_info,
         model_info,
@@ -90,10 +102,7 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 
     function = text2wav_function(acoustic, vocoder, batch_size=1)
     info = combined_info(model_info(acoustic, sampling_rate=sampling_rate), model_info(vocoder, sampling_rate=sampling_rate))
-    holder = tf.Module()
-    holder.acoustic_variables = list(acoustic.variables)
-    holder.vocoder_variables = list(vocoder.variables)
-    return _convert(function, holder, quantize, info)
+    return _convert(function, _variables_of(acoustic, vocoder), quantize, info)
 
 
 # --------------------------------------------------------------------------- flatbuffer contents

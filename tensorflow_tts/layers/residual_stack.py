@@ -168,8 +168,8 @@ class _ResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
 
     def _keras_form_on_rows(self, x, training):
         """``call`` on rows ``x`` ``(B, 1, T, C)`` where the convs run as Keras layers, which take
-        ``(B, T, C)``. The generators pass rows only outside training, but saving a model
-        (SavedModel, TFLite) traces every layer's call with the inputs it saw, in training too."""
+        ``(B, T, C)``. The generators pass rows only outside training, but Keras' own saving
+        (``model.save``) traces every layer's call with the inputs it saw, in training too."""
         return tf.expand_dims(self.call(tf.squeeze(x, 1), training=training), 1)
 
 
