@@ -43,8 +43,8 @@ def test_inference_equals_the_keras_layers(make, activation):
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
 @pytest.mark.parametrize("make,activation", BLOCKS.values(), ids=BLOCKS.keys())
 def test_rows_give_the_values_of_the_signal_layout(make, activation, training):
-    # Rows (B, 1, T, C) are what the generators pass in inference; saving a model also
-    # traces the training form with them.
+    # Rows (B, 1, T, C) are what the generators pass in inference; Keras' own saving
+    # (model.save) also traces the training form with them.
     block = make()
     x = tf.random.stateless_normal([2, 60, 16], seed=[3, 4]) * 3.0
     block(x)  # builds the weights

@@ -75,10 +75,10 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     # The reshape's time axis is inferred and the crop's bounds count from either end, so
     # both are constants of the graph: a TFLite file then runs them in XNNPACK, where
     # bounds computed from the input's length fall back to a slow single-threaded slice.
-    if rows:  # (B, 1, (T + blocks - 1) * strides, C_out)
-        y = tf.reshape(y, [tf.shape(x)[0], 1, -1, out_channels])
-        return time_slice(y, pad_before, -pad_after if pad_after else None)
-    y = tf.reshape(y, [tf.shape(x)[0], -1, out_channels])  # (B, (T + blocks - 1) * strides, C_out)
+    # (B, (T + blocks - 1) * strides, C_out), or rows (B, 1, ..., C_out):
+    y = tf.reshape(y, [tf.shape(x)[0]] + ([1] if rows else []) + [-1, out_channels])
+    if rows:  # no gradient is taken: the plain slice
+        return time_slice(y, pad_before, -pad_after or None)
     return crop_time(y, pad_before, pad_after)
 
 
@@ -94,9 +94,9 @@ def crop_time(x, before, after):
     @tf.custom_gradient
     def crop(x):
         def gradient(dy):
-            return tf.pad(dy, [[0, 0], [before, after], [0, 0]])
+            return tf.pad(dy, time_paddings(dy, before, after))
 
-        return (x[:, before:-after] if after else x[:, before:]), gradient
+        return time_slice(x, before, -after or None), gradient
 
     return crop(x)
 
