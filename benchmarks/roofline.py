@@ -12,7 +12,12 @@ training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; 
   family reaches as a share of this machine's sustained fp32 matmul speed (2048^2, both cores);
 - the floor: the time the GEMM-like FLOPs need at that speed if nothing else ran; for
   Tacotron2 the decoder reads its weights once per step, so its floor is bytes / bandwidth
-  (this machine's read bandwidth over a 512 MB array).
+  (this machine's read bandwidth over a 512 MB array);
+- how much the ops overlapped: their summed time over the median wall time. With TensorFlow's
+  default inter-op threads (one per core) independent ops run side by side and share the
+  cores, so each op's time includes its waits and the rates above understate its kernel (the
+  MB-MelGAN generator step's ops overlap 1.6-1.7x). `--inter-op-threads 1` runs one op at a
+  time: the rates are then the kernels' own, the median that of serial execution.
 
 A figure whose floor is above the time asked of it (a ratio to 1.8's time measured by
 `../shared/peers/compare.py`) cannot be met at fp32; see benchmarks/README.md.
@@ -20,6 +25,7 @@ A figure whose floor is above the time asked of it (a ratio to 1.8's time measur
     python benchmarks/roofline.py                      # all workloads
     python benchmarks/roofline.py --workloads fs2_infer vocoder --repeats 5
     python benchmarks/roofline.py --workloads --lite-gemm   # the machine's rates only, LiteRT's too
+    python benchmarks/roofline.py --workloads voc_train --inter-op-threads 1   # each op's own rate
 """
 
 import argparse
@@ -269,6 +275,8 @@ def report(name, args, peak_gflops, bandwidth):
                      f"(reaches {bytes_read / seconds / 1e9:.1f} GB/s)")
     other = {family_: ms for family_, ms in ms_by_family.items() if family_ not in GEMM}
     entry["other_ops_ms"] = round(sum(other.values()), 1)
+    entry["op_overlap"] = round(sum(op_ms.values()) / (seconds * 1e3), 2)
+    lines[0] += f"; ops overlapped {entry['op_overlap']:.2f}x"
     top = sorted(((ms, op) for op, ms in op_ms.items() if family(op) == "other"), reverse=True)[:6]
     lines.append(f"    other ops {entry['other_ops_ms']:.1f} ms: " + ", ".join(f"{op} {ms:.1f}" for ms, op in top))
     print("\n".join(lines), flush=True)
@@ -284,8 +292,11 @@ def main():
                         help="MB-MelGAN's upsampling order (the comparison's headline figure uses 2 4 8; our v1 recipe 8 4 2)")
     parser.add_argument("--lite-gemm", action="store_true",
                         help="also the GEMM speed of the fastest path (LiteRT + XNNPACK: float32, int8 dynamic range, int8 full)")
+    parser.add_argument("--inter-op-threads", type=int, default=0,
+                        help="0: TensorFlow's default (one per core, as the comparison runs); 1: one op at a time")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
+    tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     print(machine_report())
     peak, bandwidth = matmul_gflops(), read_bandwidth(5)
     print(f"sustained fp32 matmul 2048^2: {peak:.0f} GFLOP/s; read bandwidth {bandwidth:.1f} GB/s", flush=True)
