@@ -16,7 +16,7 @@ training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; 
 - how much the ops overlapped: their summed time over the median wall time. With TensorFlow's
   default inter-op threads (one per core) independent ops run side by side and share the
   cores, so each op's time includes its waits and the rates above understate its kernel (the
-  MB-MelGAN generator step's ops overlap 1.6-1.7x). `--inter-op-threads 1` runs one op at a
+  MB-MelGAN generator step's ops overlapped 1.65-1.75x). `--inter-op-threads 1` runs one op at a
   time: the rates are then the kernels' own, the median that of serial execution.
 
 A figure whose floor is above the time asked of it (a ratio to 1.8's time measured by
