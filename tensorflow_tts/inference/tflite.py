@@ -29,6 +29,10 @@ def make_converter(function, trackable=None, quantize="float32"):
     range: int8 weights, float activations). The op set is TFLITE_BUILTINS and nothing
     else: a graph that needs a TensorFlow (Flex) op fails to convert rather than needing
     the Flex delegate at run time.
+
+    trackable: what the converter saves beside the function, to find its variables. Pass the
+    variables alone (as `convert_model` and `convert_text2wav` do, `_variables_of`): a Keras
+    model also has Keras' traces of every layer's call saved, several times the work.
     """
     import tensorflow as tf
 
