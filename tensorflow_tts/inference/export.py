@@ -18,6 +18,7 @@ from tensorflow_tts.inference.auto import TFAutoModel
 from tensorflow_tts.inference.pairing import pair_mismatch
 from tensorflow_tts.inference.pretrained import PretrainedError
 from tensorflow_tts.inference.streaming import receptive_field_frames
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.models import registry
 from tensorflow_tts.models.serving import function_over
 
@@ -150,7 +151,8 @@ def export_saved_model(model, outdir, sampling_rate=None, hop_size=None):
     module.model_variables = list(model.variables)
     module.serve = function
     outdir = Path(outdir)
-    tf.saved_model.save(module, str(outdir), signatures={"serving_default": function.get_concrete_function()})
+    with kernels.portable():  # loaded without tensorflow_tts, the graph may hold TensorFlow's ops only
+        tf.saved_model.save(module, str(outdir), signatures={"serving_default": function.get_concrete_function()})
     metadata_path = outdir / METADATA_FILE
     metadata_path.parent.mkdir(parents=True, exist_ok=True)
     metadata_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

@@ -36,9 +36,13 @@ def make_converter(function, trackable=None, quantize="float32"):
     """
     import tensorflow as tf
 
+    from tensorflow_tts.layers import kernels
+
     if quantize not in QUANTIZATIONS:
         raise TFLiteExportError(f"unknown quantization {quantize!r}; use one of {', '.join(QUANTIZATIONS)}")
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([function.get_concrete_function()], trackable)
+    with kernels.portable():  # a TFLite runtime has builtin ops only
+        concrete = function.get_concrete_function()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], trackable)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     converter.allow_custom_ops = False
     if quantize == "float16":

@@ -6,6 +6,7 @@ import re
 import h5py
 import tensorflow as tf
 
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.checkpointing import run_block
 from tensorflow_tts.layers.residual_stack import (
     TFReflectionPad1d,
@@ -172,8 +173,12 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
         if self._inference_tflite is None:
             if not self.built:
                 self.build_once()
+            def inference_tflite(mels):
+                with kernels.portable():  # for the TFLite converter, which knows builtin ops only
+                    return self(mels, training=False)
+
             self._inference_tflite = tf.function(
-                lambda mels: self(mels, training=False), input_signature=self.serving_signature(1), autograph=False
+                inference_tflite, input_signature=self.serving_signature(1), autograph=False
             )
         return self._inference_tflite
 

@@ -1,0 +1,154 @@
+"""Fused CPU kernels for inference: compiled once on this machine, used where they apply.
+
+A few blocks run as one compiled TensorFlow op instead of a chain of TensorFlow ops, each of
+which is a pass over the whole signal (``residual_stack.cc``: MelGAN's residual stack). The
+source ships with the package and is compiled with the system's C++ compiler (``$CXX``, else
+``g++``) against the installed TensorFlow on first use, into a cache folder keyed by the
+source, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``, else
+``$XDG_CACHE_HOME/tensorflow_tts/kernels``, else ``~/.cache/tensorflow_tts/kernels``); later
+processes load the cached library.
+
+Everything works without them: with no compiler, a failed build, a GPU, a precision other
+than float32, in training, or with ``TF_TTS_FUSED_KERNELS=0``, the blocks run as TensorFlow
+ops (the same arithmetic; only the order of the sums differs). Graphs written for other
+runtimes never hold them: exports trace under `portable()`, as does anything
+``tf.saved_model.save`` traces.
+"""
+
+import contextlib
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import tensorflow as tf
+
+logger = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).with_name("residual_stack.cc")
+ENV_SWITCH = "TF_TTS_FUSED_KERNELS"
+BUILD_TIMEOUT_S = 600
+
+_state = threading.local()
+_library = {}  # "ops": the loaded module, or None once loading failed in this process
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def portable():
+    """Trace without fused kernels: for graphs saved or converted for another runtime (a
+    SavedModel loaded without this package, a TFLite file), which would not know their op."""
+    depth = getattr(_state, "portable", 0)
+    _state.portable = depth + 1
+    try:
+        yield
+    finally:
+        _state.portable = depth
+
+
+def _in_portable_trace():
+    if getattr(_state, "portable", 0):
+        return True
+    from tensorflow.python.saved_model import save_context  # no public API tells a trace for saving
+
+    return save_context.in_save_context()
+
+
+def cache_dir():
+    if os.environ.get("TF_TTS_KERNEL_CACHE"):
+        return Path(os.environ["TF_TTS_KERNEL_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tensorflow_tts" / "kernels"
+
+
+def _compiler():
+    return os.environ.get("CXX") or "g++"
+
+
+def _cpu_flags():
+    """What -march=native compiles for: the CPU's feature flags (a cache shared by machines
+    with different CPUs must not hand one the other's library)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                return line
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _build_command(output):
+    return [
+        _compiler(), "-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-w",
+        str(SOURCE), "-o", str(output), *tf.sysconfig.get_compile_flags(), *tf.sysconfig.get_link_flags(),
+    ]
+
+
+def library_path():
+    """Where the library for this source, TensorFlow, compiler and CPU is (or will be) cached."""
+    compiler = shutil.which(_compiler()) or _compiler()
+    key = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), tf.version.VERSION, tf.version.GIT_VERSION, " ".join(_build_command("out.so")),
+                 compiler, _cpu_flags()):
+        key.update(part if isinstance(part, bytes) else part.encode())
+    return cache_dir() / key.hexdigest()[:20] / "tts_kernels.so"
+
+
+def build(path=None):
+    """Compile the kernels into ``path`` (default `library_path`) unless already there; returns the path.
+
+    Raises ``RuntimeError`` (with the compiler's last lines) when the compiler is missing or fails.
+    """
+    path = Path(path or library_path())
+    if path.exists():
+        return path
+    if shutil.which(_compiler()) is None:
+        raise RuntimeError(f"no C++ compiler {_compiler()!r} on PATH (set CXX to one)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Compile beside the target and rename: processes building at once never load half a file.
+    handle, partial = tempfile.mkstemp(suffix=".so", dir=path.parent)
+    os.close(handle)
+    try:
+        logger.info("building fused CPU kernels once, into %s", path)
+        result = subprocess.run(_build_command(partial), capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        if result.returncode != 0:
+            tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
+            raise RuntimeError(f"{_compiler()} exited with {result.returncode}: {tail}")
+        os.replace(partial, path)
+    except subprocess.TimeoutExpired as error:
+        raise RuntimeError(f"{_compiler()} took longer than {BUILD_TIMEOUT_S} s") from error
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    return path
+
+
+def ops():
+    """The compiled ops module (built on first use), or None where it cannot be had: the reason
+    is logged once, and the callers run TensorFlow ops instead."""
+    if "ops" not in _library:
+        with _lock:
+            if "ops" not in _library:
+                try:
+                    _library["ops"] = tf.load_op_library(str(build()))
+                except (RuntimeError, OSError, tf.errors.OpError) as error:
+                    logger.warning(
+                        "fused CPU kernels unavailable (%s); the residual stacks run as TensorFlow ops "
+                        "(same results, slower). Set %s=0 to skip this attempt.", error, ENV_SWITCH)
+                    _library["ops"] = None
+    return _library["ops"]
+
+
+def usable(x):
+    """Whether a block may trace its fused kernel for input ``x``: float32 inference on a
+    machine with no GPU, outside portable traces, not switched off, and the library loads."""
+    if os.environ.get(ENV_SWITCH, "1") == "0" or x.dtype != tf.float32 or _in_portable_trace():
+        return False
+    if tf.config.list_logical_devices("GPU"):
+        return False
+    return ops() is not None

@@ -1,0 +1,129 @@
+"""The compiled residual-stack kernel (`layers.kernels`): the values of the TensorFlow ops it
+replaces, used only where it can be, never in exported graphs, and a clean fallback."""
+
+import logging
+import shutil
+
+import tensorflow_tts  # noqa: F401
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
+from tensorflow_tts.inference.export import export_saved_model
+from tensorflow_tts.inference.tflite import convert_model, operator_names
+from tensorflow_tts.layers import kernels
+from tensorflow_tts.layers.residual_stack import TFResidualStack
+from tensorflow_tts.models import TFMBMelGANGenerator
+
+OP = "TtsResidualStack"
+
+needs_compiler = pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to build the kernels")
+
+
+def op_types(function, *args):
+    graph = function.get_concrete_function(*args).graph
+    types = {op.type for op in graph.get_operations()}
+    for inner in graph.as_graph_def().library.function:
+        types |= {node.op for node in inner.node_def}
+    return types
+
+
+def both_forms(block, x, monkeypatch):
+    """The block's inference output as TensorFlow ops and with the kernel, and the ops each traced."""
+    outputs = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+        function = tf.function(lambda v: block(v, training=False))
+        outputs.append((function(x).numpy(), op_types(function, x)))
+    return outputs
+
+
+@needs_compiler
+@pytest.mark.parametrize(
+    "kernel_size,channels,dilation,steps,weight_norm",
+    [
+        (3, 48, 1, 300, False),   # MB-MelGAN's last stage: one block of 48 columns
+        (3, 64, 27, 28, False),   # 48 + 16 columns; the fewest steps reflect padding allows
+        (5, 16, 3, 97, True),     # a wider kernel, weight norm, a tile not a multiple of 8 rows
+        (3, 96, 9, 1000, False),  # several tiles
+    ],
+)
+def test_the_kernel_gives_the_tensorflow_ops_values(kernel_size, channels, dilation, steps, weight_norm, monkeypatch):
+    block = TFResidualStack(kernel_size, channels, dilation, is_weight_norm=weight_norm, initializer_seed=3)
+    x = tf.random.stateless_normal([2, steps, channels], seed=[1, 2]) * 2.0
+    block(x)  # builds the weights
+    block.dilated_conv.bias.assign(tf.random.stateless_normal([channels], seed=[5, 6]))
+    (reference, reference_ops), (fused, fused_ops) = both_forms(block, x, monkeypatch)
+    assert OP not in reference_ops and OP in fused_ops
+    assert "ConcatV2" not in fused_ops and "LeakyRelu" not in fused_ops  # one op instead of ~10 passes
+    scale = float(np.abs(reference).max())
+    np.testing.assert_allclose(fused, reference, rtol=1e-5, atol=2e-6 * scale)
+
+
+@needs_compiler
+def test_rows_layout_and_a_vocoder_give_the_same_audio(monkeypatch):
+    config = MultiBandMelGANGeneratorConfig(filters=96, stacks=3, upsample_scales=[2, 4, 8])
+    vocoder = TFMBMelGANGenerator(config=config)
+    vocoder.build_once()
+    mels = tf.random.stateless_normal([1, 40, 80], seed=[7, 8])
+    (reference, _), (fused, fused_ops) = both_forms(vocoder, mels, monkeypatch)
+    assert OP in fused_ops
+    np.testing.assert_allclose(fused, reference, rtol=1e-4, atol=2e-6)
+
+
+@needs_compiler
+def test_exports_hold_only_tensorflow_and_tflite_builtin_ops(tmp_path):
+    vocoder = TFMBMelGANGenerator(config=MultiBandMelGANGeneratorConfig(filters=64, stacks=2, upsample_scales=[2, 4, 8]))
+    vocoder.build_once()
+    mels = tf.zeros([1, 20, 80])
+    assert OP in op_types(vocoder.inference, mels)  # the model's own traces use the kernel
+    export_saved_model(vocoder, tmp_path / "saved")
+    assert OP.encode() not in (tmp_path / "saved" / "saved_model.pb").read_bytes()
+    tf.saved_model.save(vocoder, str(tmp_path / "keras"))
+    assert OP.encode() not in (tmp_path / "keras" / "saved_model.pb").read_bytes()
+    assert OP not in op_types(vocoder.inference_tflite)
+    assert "CONV_2D" in operator_names(convert_model(vocoder))  # converts with builtin ops only
+
+
+@needs_compiler
+@pytest.mark.parametrize("policy", ["mixed_bfloat16"])
+def test_training_and_low_precision_run_the_tensorflow_ops(policy, monkeypatch):
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    block = TFResidualStack(3, 16, 1, initializer_seed=4)
+    x = tf.random.stateless_normal([1, 30, 16], seed=[1, 1])
+    block(x)
+    assert OP not in op_types(tf.function(lambda v: block(v, training=True)), x)
+    tf.keras.mixed_precision.set_global_policy(policy)
+    try:
+        low = TFResidualStack(3, 16, 1, initializer_seed=4)
+        low(tf.cast(x, tf.bfloat16))
+        assert OP not in op_types(tf.function(lambda v: low(v, training=False)), tf.cast(x, tf.bfloat16))
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.parametrize("compiler", ["no-such-compiler-xyz", "false"], ids=["missing", "failing"])
+def test_without_a_working_compiler_the_blocks_fall_back_and_say_why(compiler, monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("CXX", compiler)
+    monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(kernels, "_library", {})  # this process has not tried yet
+    block = TFResidualStack(3, 16, 3, initializer_seed=2)
+    x = tf.random.stateless_normal([1, 30, 16], seed=[4, 4])
+    block(x)
+    with caplog.at_level(logging.WARNING, logger="tensorflow_tts.layers.kernels"):
+        function = tf.function(lambda v: block(v, training=False))
+        got = function(x)
+    assert OP not in op_types(function, x)
+    assert "fused CPU kernels unavailable" in caplog.text and compiler in caplog.text
+    np.testing.assert_allclose(got.numpy(), block(x, training=True).numpy(), rtol=1e-5, atol=1e-5)
+    assert list(tmp_path.rglob("*.so")) == []  # no half-written library left behind
+
+
+def test_the_cache_key_follows_source_tensorflow_and_compiler(monkeypatch, tmp_path):
+    monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path))
+    first = kernels.library_path()
+    assert first.parent.parent == tmp_path
+    monkeypatch.setenv("CXX", "clang++")
+    assert kernels.library_path() != first
