@@ -177,6 +177,8 @@ class _ResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
 class TFResidualStack(_ResidualBlock):
     """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
 
+    In float32 inference on the CPU it runs as one compiled op where it can (`layers.kernels`).
+
     Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
     """
 
@@ -213,14 +215,16 @@ class TFResidualStack(_ResidualBlock):
 
     def _fusable(self):
         """Whether the compiled kernel (`layers.kernels`) computes this block: LeakyReLU, reflect
-        padding, an odd kernel and channels in multiples of 16."""
+        padding, an odd kernel, biases, and channels in multiples of 16."""
         return (isinstance(self.activation, tf.keras.layers.LeakyReLU) and self.padding_type.upper() == "REFLECT"
                 and self.kernel_size % 2 == 1 and self.filters % 16 == 0 and self.use_bias)
 
     def _fused(self, x):
-        """The block as one compiled op: on the MB-MelGAN v1 vocoder's last stage (48 channels)
-        TensorFlow's ~10 ops per block made ~10 passes over the signal; the kernel makes one,
-        with the weights and a tile of the signal in the cache (rows x ``(B, 1, T, C)``)."""
+        """The block as one compiled op: TensorFlow's ~10 ops per block each pass over the
+        signal; the kernel makes one pass, with the weights and a tile of the signal in the cache.
+
+        Args: x ``(B, T, filters)`` or rows ``(B, 1, T, filters)``. Returns the same shape.
+        """
         rows = len(x.shape) == 4
         y = kernels.ops().tts_residual_stack(
             tf.squeeze(x, 1) if rows else x,

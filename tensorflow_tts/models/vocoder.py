@@ -173,6 +173,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
         if self._inference_tflite is None:
             if not self.built:
                 self.build_once()
+
             def inference_tflite(mels):
                 with kernels.portable():  # for the TFLite converter, which knows builtin ops only
                     return self(mels, training=False)
