@@ -49,30 +49,33 @@ struct Product {
   int depth;
 };
 
-// out[r, 0:kLanes*V] = act(bias + sum over products of a_r @ w), for R rows: R * V accumulators
-// held in registers while the products' depth is walked.
+// out[row0 + r, col0 : col0 + kLanes*V] = act(bias + sum over products of a[row0 + r] @ w[:, col0:]),
+// for R rows: R * V accumulators held in registers while the products' depth is walked.
 template <int R, int V>
-void block(const Product* products, int count, const float* bias, float* out, int ldo, bool activate, float alpha) {
+void block(const Product* products, int count, int row0, int col0, const float* bias, float* out, int ldo,
+           bool activate, float alpha) {
   Vec acc[R][V];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = load(bias + kLanes * v);
+    for (int v = 0; v < V; ++v) acc[r][v] = load(bias + col0 + kLanes * v);
   for (int p = 0; p < count; ++p) {
     const Product& product = products[p];
-    const float* w = product.w;
+    const float* a = product.a + static_cast<int64_t>(row0) * product.lda;
+    const float* w = product.w + col0;
     for (int i = 0; i < product.depth; ++i, w += product.ldw) {
       Vec wv[V];
       for (int v = 0; v < V; ++v) wv[v] = load(w + kLanes * v);
       for (int r = 0; r < R; ++r) {
-        Vec a = broadcast(product.a[r * product.lda + i]);
-        for (int v = 0; v < V; ++v) acc[r][v] += a * wv[v];
+        Vec ar = broadcast(a[r * product.lda + i]);
+        for (int v = 0; v < V; ++v) acc[r][v] += ar * wv[v];
       }
     }
   }
+  float* o = out + static_cast<int64_t>(row0) * ldo + col0;
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) store(out + r * ldo + kLanes * v, activate ? leaky_relu(acc[r][v], alpha) : acc[r][v]);
+    for (int v = 0; v < V; ++v) store(o + r * ldo + kLanes * v, activate ? leaky_relu(acc[r][v], alpha) : acc[r][v]);
 }
 
-typedef void (*BlockFn)(const Product*, int, const float*, float*, int, bool, float);
+typedef void (*BlockFn)(const Product*, int, int, int, const float*, float*, int, bool, float);
 
 template <int V, int... R>
 constexpr std::array<BlockFn, sizeof...(R)> blocks_of(std::integer_sequence<int, R...>) {
@@ -89,16 +92,11 @@ const std::array<std::array<BlockFn, kMaxRows>, kMaxVecs> kBlocks = {
 // out (rows x channels) = act(bias + sum of products); channels a multiple of kLanes.
 void matmul(int rows, int channels, const Product* products, int count, const float* bias, float* out, int ldo,
             bool activate, float alpha) {
-  std::vector<Product> shifted(products, products + count);
   for (int c0 = 0; c0 < channels; c0 += kLanes * kMaxVecs) {
     const int vecs = std::min(kMaxVecs, (channels - c0) / kLanes);
     for (int r0 = 0; r0 < rows; r0 += kMaxRows) {
       const int block_rows = std::min(kMaxRows, rows - r0);
-      for (int p = 0; p < count; ++p) {
-        shifted[p].a = products[p].a + r0 * products[p].lda;
-        shifted[p].w = products[p].w + c0;
-      }
-      kBlocks[vecs - 1][block_rows - 1](shifted.data(), count, bias + c0, out + r0 * ldo + c0, ldo, activate, alpha);
+      kBlocks[vecs - 1][block_rows - 1](products, count, r0, c0, bias, out, ldo, activate, alpha);
     }
   }
 }
