@@ -11,14 +11,10 @@ their range, and the largest difference between the two outputs.
   2048 x 2048 float32 matmul's, timed in the same process;
 * ``vocoders``: Keras vocoders on ``--seconds`` of mel, as the model's own ``inference``
   runs them: those of `inference_rtf.py` (examples/*/conf, random weights) and
-  ``mb_melgan_2_4_8``, the side-by-side comparison's headline MB-MelGAN (`roofline.py`'s);
-* ``train``: the kernel with its gradient in training: the side-by-side comparison's MB-MelGAN
-  generator step (``mb_melgan_2_4_8``, 8 x 32 frames, L1 on the wave, Adam), each form with
-  its own copy of the same weights and its own optimizer; the difference is the first step's loss.
+  ``mb_melgan_2_4_8``, the side-by-side comparison's headline MB-MelGAN (`roofline.py`'s).
 
     python benchmarks/fused_kernels.py                       # about a minute on 2 cores
     python benchmarks/fused_kernels.py --parts vocoders --models mb_melgan_2_4_8 melgan_v1 --pairs 20
-    python benchmarks/fused_kernels.py --parts train --pairs 30
 """
 
 import argparse
@@ -44,12 +40,11 @@ COMPARISON_VOCODER = "mb_melgan_2_4_8"
 
 
 def traced_forms(call, x):
-    """{form: tf.function of ``call``} traced with the kernel switched off and on; ``call`` may be
-    {form: callable} (one per form)."""
+    """{form: tf.function of ``call``} traced with the kernel switched off and on."""
     functions = {}
     for form, switch in FORMS.items():
         os.environ[kernels.ENV_SWITCH] = switch
-        functions[form] = tf.function(call[form] if isinstance(call, dict) else call)
+        functions[form] = tf.function(call)
         functions[form].get_concrete_function(x)
     os.environ.pop(kernels.ENV_SWITCH)
     return functions
@@ -108,35 +103,9 @@ def run_vocoders(args):
         report(f"{name}, {args.seconds:g} s of mel", times, difference)
 
 
-def run_train(args):
-    mels = tf.random.stateless_normal([8, 32, 80], seed=[5, 6])
-    waves = tf.random.stateless_uniform([8, 32 * 256, 1], seed=[7, 8], minval=-0.5, maxval=0.5)
-    steps = {}
-    for form in FORMS:
-        generator = build_mb_melgan([2, 4, 8])
-        if steps:
-            generator.set_weights(first.get_weights())
-        else:
-            first = generator
-        optimizer = tf.keras.optimizers.Adam(learning_rate=1e-4)
-
-        def step(m, generator=generator, optimizer=optimizer):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.abs(waves - generator(m, training=True)))
-            variables = generator.trainable_variables
-            optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            return loss
-
-        steps[form] = step
-    functions = traced_forms(steps, mels)
-    times, difference = alternate(functions, mels, args.pairs)
-    report(f"{COMPARISON_VOCODER} generator step, 8 x 32 frames", times, difference)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="*", default=["blocks", "vocoders", "train"],
-                        choices=["blocks", "vocoders", "train"])
+    parser.add_argument("--parts", nargs="*", default=["blocks", "vocoders"], choices=["blocks", "vocoders"])
     parser.add_argument("--models", nargs="*", default=[COMPARISON_VOCODER, "mb_melgan_v1"],
                         choices=[COMPARISON_VOCODER, *VOCODERS])
     parser.add_argument("--seconds", type=float, default=10.0, help="audio length per vocoder call")
@@ -150,8 +119,6 @@ def main(argv=None):
         run_blocks(args, peak)
     if "vocoders" in args.parts:
         run_vocoders(args)
-    if "train" in args.parts:
-        run_train(args)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,6 @@ from measure import finish, machine_report, matmul_gflops, profile_op_types, tim
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
 FAMILIES = (
-    ("TtsResidualStackGrad", "residual_stack_grad"),  # its gradient (tensorflow_tts.layers.kernels)
     ("TtsResidualStack", "residual_stack"),  # tensorflow_tts.layers.kernels: a dilated conv and two 1x1 convs
     ("Conv2DBackpropFilter", "conv_grad_filter"),
     ("Conv2DBackpropInput", "conv_grad_input"),
@@ -75,8 +74,6 @@ def op_flops(op):
             return 2 * _size(op.outputs[0].shape) * int(a[-2] if op.get_attr("adj_x") else a[-1])
         if kind == "residual_stack":  # x (B, T, C), dilated kernel (K, C, C); then C x C twice
             return 2 * _size(op.outputs[0].shape) * int(op.inputs[1].shape[1]) * (int(op.inputs[1].shape[0]) + 2)
-        if kind == "residual_stack_grad":  # dy (B, T, C), dilated kernel (K, C, C) 4th: each conv's dx and dW
-            return 4 * _size(op.inputs[0].shape) * int(op.inputs[3].shape[1]) * (int(op.inputs[3].shape[0]) + 2)
         if kind == "conv":  # input, filter (kh, kw, cin, cout)
             return 2 * _size(op.outputs[0].shape) * _size(op.inputs[1].shape[:3])
         # gradients: (input or filter sizes, filter or input, out_backprop); the same MACs as the forward conv

@@ -177,8 +177,7 @@ class _ResidualBlock(HyperParameterConfig, tf.keras.layers.Layer):
 class TFResidualStack(_ResidualBlock):
     """MelGAN residual block: ``shortcut(x) + conv1x1(act(conv_dilated(pad(act(x)))))``.
 
-    In float32 on the CPU it runs as one compiled op where it can (`layers.kernels`), in
-    training too (with a compiled gradient).
+    In float32 inference on the CPU it runs as one compiled op where it can (`layers.kernels`).
 
     Weights: ``dilated_conv`` (K, C, C), ``pointwise_conv`` (1, C, C), ``shortcut`` (1, C, C).
     """
@@ -197,14 +196,13 @@ class TFResidualStack(_ResidualBlock):
 
     def call(self, x, training=False):
         """Args: x ``(B, T, filters)`` or rows ``(B, 1, T, filters)``. Returns the same shape."""
-        convs = (self.dilated_conv, self.pointwise_conv, self.shortcut)
-        if all(conv.built for conv in convs) and self._fusable(training) and kernels.usable(x):
-            return self._fused(x, training)
-        if keras_form(training, convs):
+        if keras_form(training, (self.dilated_conv, self.pointwise_conv, self.shortcut)):
             if len(x.shape) == 4:
                 return self._keras_form_on_rows(x, training)
             padded = self.pad(self.activation(x), training=training)
             return self.shortcut(x) + self.pointwise_conv(self.activation(self.dilated_conv(padded)))
+        if self._fusable() and kernels.usable(x):
+            return self._fused(x)
         # The shortcut before the main branch: run side by side, as TensorFlow's default
         # inter-op threads would, the two branches' convs compete for the same cores (the
         # MB-MelGAN v1 vocoder on 2 cores took 1.06x the time; in training the side-by-side
@@ -215,34 +213,26 @@ class TFResidualStack(_ResidualBlock):
         y = fused_conv1d(self.dilated_conv, padded, activation=self.activation)
         return fused_conv1d(self.pointwise_conv, y, residual=shortcut)
 
-    def _fusable(self, training):
-        """Whether the compiled kernel (`layers.kernels`) computes this block: LeakyReLU (with a
-        slope >= 0 in training: its gradient reads the sign of the activated signal), reflect
+    def _fusable(self):
+        """Whether the compiled kernel (`layers.kernels`) computes this block: LeakyReLU, reflect
         padding, an odd kernel, biases, and channels in multiples of 16."""
-        activation = self.activation
-        return (isinstance(activation, tf.keras.layers.LeakyReLU) and (not training or activation.alpha >= 0)
-                and self.padding_type.upper() == "REFLECT" and self.kernel_size % 2 == 1
-                and self.filters % 16 == 0 and self.use_bias)
+        return (isinstance(self.activation, tf.keras.layers.LeakyReLU) and self.padding_type.upper() == "REFLECT"
+                and self.kernel_size % 2 == 1 and self.filters % 16 == 0 and self.use_bias)
 
-    def _fused(self, x, training):
+    def _fused(self, x):
         """The block as one compiled op: TensorFlow's ~10 ops per block each pass over the
         signal; the kernel makes one pass, with the weights and a tile of the signal in the cache.
-        In training the op also keeps the hidden signal for its gradient (two passes over tiles
-        where TensorFlow's gradients make ~15 over the signal).
 
         Args: x ``(B, T, filters)`` or rows ``(B, 1, T, filters)``. Returns the same shape.
         """
         rows = len(x.shape) == 4
-        op = kernels.ops().tts_residual_stack_train if training else kernels.ops().tts_residual_stack
-        y = op(
+        y = kernels.ops().tts_residual_stack(
             tf.squeeze(x, 1) if rows else x,
             effective_kernel(self.dilated_conv), self.dilated_conv.bias,
             effective_kernel(self.pointwise_conv)[0], self.pointwise_conv.bias,
             effective_kernel(self.shortcut)[0], self.shortcut.bias,
             dilation=int(self.dilation_rate), alpha=float(self.activation.alpha),
         )
-        if training:
-            y = y[0]
         return tf.expand_dims(y, 1) if rows else y
 
 

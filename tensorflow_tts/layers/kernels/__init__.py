@@ -1,8 +1,7 @@
-"""Fused CPU kernels: compiled once on this machine, used where they apply.
+"""Fused CPU kernels for inference: compiled once on this machine, used where they apply.
 
 A few blocks run as one compiled TensorFlow op instead of a chain of TensorFlow ops, each of
-which is a pass over the whole signal (``residual_stack.cc``: MelGAN's residual stack, in
-inference and, with its gradient, in training). The
+which is a pass over the whole signal (``residual_stack.cc``: MelGAN's residual stack). The
 source ships with the package and is compiled with the system's C++ compiler (``$CXX``, else
 ``g++``) against the installed TensorFlow on first use, into a cache folder keyed by the
 source, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``, else
@@ -10,11 +9,10 @@ source, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``
 processes load the cached library.
 
 Everything works without them: with no compiler, a failed build, a GPU, a precision other
-than float32, under XLA (``jit_compile``), or with ``TF_TTS_FUSED_KERNELS=0``, the blocks run
-as TensorFlow ops (the same arithmetic; only the order of the sums differs). Graphs written
-for other runtimes never hold them: exports trace under `portable()`, as does anything
-``tf.saved_model.save`` traces. The gradient has no gradient of its own (no second
-derivatives through a fused block).
+than float32, in training, under XLA (``jit_compile``), or with ``TF_TTS_FUSED_KERNELS=0``,
+the blocks run as TensorFlow ops (the same arithmetic; only the order of the sums differs).
+Graphs written for other runtimes never hold them: exports trace under `portable()`, as does
+anything ``tf.saved_model.save`` traces.
 """
 
 import contextlib
@@ -154,21 +152,10 @@ def ops():
 
 
 def usable(x):
-    """Whether a block may trace its fused kernel for input ``x``: float32 on a machine with no
-    GPU, outside portable and XLA traces, not switched off, and the library loads."""
+    """Whether a block may trace its fused kernel for input ``x``: float32 inference on a
+    machine with no GPU, outside portable and XLA traces, not switched off, and the library loads."""
     if os.environ.get(ENV_SWITCH, "1") == "0" or x.dtype != tf.float32 or _in_portable_trace():
         return False
     if tf.config.list_logical_devices("GPU"):
         return False
     return ops() is not None
-
-
-@tf.RegisterGradient("TtsResidualStackTrain")
-def _residual_stack_gradient(op, dy, _):
-    """The gradients of TtsResidualStackTrain's seven inputs (x, then each weight and bias), one
-    compiled op; its second output, the hidden signal, exists for this gradient only."""
-    x, dilated_kernel, _, pointwise_kernel, _, shortcut_kernel, _ = op.inputs
-    return list(ops().tts_residual_stack_grad(
-        dy, x, op.outputs[1], dilated_kernel, pointwise_kernel, shortcut_kernel,
-        dilation=op.get_attr("dilation"), alpha=op.get_attr("alpha"),
-    ))
