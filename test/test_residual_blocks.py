@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.residual_stack import TFHifiResBlock, TFResidualStack, fused_conv1d
 from tensorflow_tts.layers.weight_norm import conv1d
 
@@ -27,7 +28,7 @@ BLOCKS = {  # the block, and the op of its activation
 def test_inference_equals_the_keras_layers(make, activation, monkeypatch):
     # The TensorFlow-ops form: what exports trace, and where the fused kernel is not used
     # (test_fused_kernels.py checks the kernel against it).
-    monkeypatch.setenv("TF_TTS_FUSED_KERNELS", "0")
+    monkeypatch.setenv(kernels.ENV_SWITCH, "0")
     block = make()
     x = tf.random.stateless_normal([2, 60, 16], seed=[3, 4]) * 3.0
     keras = block(x, training=True)  # training runs the convs as Keras layers; these blocks have no dropout
@@ -76,7 +77,7 @@ def test_fused_conv1d_applies_the_activation_before_and_the_residual_after_the_b
 
 def test_melgan_stack_runs_its_shortcut_before_the_main_branch_in_inference(monkeypatch):
     # Side by side (inter-op threads) the two branches' convs would compete for the same cores.
-    monkeypatch.setenv("TF_TTS_FUSED_KERNELS", "0")  # the TensorFlow-ops form
+    monkeypatch.setenv(kernels.ENV_SWITCH, "0")  # the TensorFlow-ops form
     block = TFResidualStack(3, 16, 3, initializer_seed=5)
     x = tf.random.stateless_normal([1, 40, 16], seed=[1, 2])
     block(x)  # builds the weights

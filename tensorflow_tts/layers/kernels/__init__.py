@@ -106,12 +106,12 @@ def library_path():
     return cache_dir() / key.hexdigest()[:20] / "tts_kernels.so"
 
 
-def build(path=None):
-    """Compile the kernels into ``path`` (default `library_path`) unless already there; returns the path.
+def build():
+    """Compile the kernels into `library_path` unless already there; returns the path.
 
     Raises ``RuntimeError`` (with the compiler's last lines) when the compiler is missing or fails.
     """
-    path = Path(path or library_path())
+    path = library_path()
     if path.exists():
         return path
     if shutil.which(_compiler()) is None:
