@@ -20,6 +20,10 @@ runs that harness unchanged (imported from the peers folder) with these addition
   runs, ours against ours). 1.8's fastest path is its Keras model, so its ``*_fastest``
   figures are its Keras ones. How far that path's audio is from fp32 on a trained voice:
   ``fast_path_distance.py``.
+- ``taco2_infer_fp32_lite_ms``, ``taco2_v1_fp32_lite_ms``, ``cold_start_fp32_lite_s``: both
+  Tacotron2s and the cold start through the same shipped path in float32 (no quantization:
+  float32 weights and arithmetic, XNNPACK), for the goals whose figure is asked at fp32
+  without naming Keras. 1.8's figures are its Keras ones, as above.
 - ``fs2_train_fastest_ms``, ``voc_train_fastest_ms``: the harness's two training steps (its own
   step function and Adam, unchanged) with our models built under the trainer's mixed
   precision on a CPU, ``mixed_bfloat16`` (``--mixed_precision 1`` of the training scripts):
@@ -78,6 +82,11 @@ FASTEST = {
     "e2e_fastest_rtf": "e2e_rtf",
     "taco2_v1_fastest_ms": "taco2_v1_ms",
     "taco2_infer_fastest_ms": "taco2_infer_ms",
+}
+# Figures of the same shipped path in float32, and the Keras figure each one is compared with.
+FLOAT32_LITE = {
+    "taco2_v1_fp32_lite_ms": "taco2_v1_ms",
+    "taco2_infer_fp32_lite_ms": "taco2_infer_ms",
 }
 # Training figures of the fastest path: (harness function, its float32 figure, its details key).
 TRAIN_FASTEST = {
@@ -153,7 +162,7 @@ def fastest_shipped_path():
 def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     tflite = fastest_shipped_path()
     if tflite is None:  # 1.8: its fastest path is its Keras model
-        for fastest, keras in FASTEST.items():
+        for fastest, keras in {**FASTEST, **FLOAT32_LITE}.items():
             if keras in res:
                 res[fastest] = res[keras]
         res["details"]["fastest"] = dict(path="keras (no TFLite path in this package)")
@@ -168,13 +177,17 @@ def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     mels = np.random.RandomState(H.SEED + 1).randn(1, frames, H.NUM_MELS).astype("float32")
     tacotron2_inputs = dict(input_ids=tacotron2_ids, input_lengths=np.array([H.N_IDS], "int32"),
                             speaker_ids=np.zeros([1], "int32"))
+    tacotron2_defaults = build_tacotron2(H, M, {})[0]
     cases = (
         ("fs2_infer_fastest_ms", lambda: tflite.convert_model(fs2, FAST_QUANTIZE), text, None),
         ("vocoder_fastest_rtf", lambda: tflite.convert_model(vocoder, FAST_QUANTIZE), {"mels": mels}, "audio"),
         ("e2e_fastest_rtf", lambda: tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE), text, "audio"),
         ("taco2_v1_fastest_ms", lambda: tflite.convert_model(tacotron2, FAST_QUANTIZE), tacotron2_inputs, None),
-        ("taco2_infer_fastest_ms", lambda: tflite.convert_model(build_tacotron2(H, M, {})[0], FAST_QUANTIZE),
+        ("taco2_infer_fastest_ms", lambda: tflite.convert_model(tacotron2_defaults, FAST_QUANTIZE),
          tacotron2_inputs, None),
+        ("taco2_v1_fp32_lite_ms", lambda: tflite.convert_model(tacotron2, "float32"), tacotron2_inputs, None),
+        ("taco2_infer_fp32_lite_ms", lambda: tflite.convert_model(tacotron2_defaults, "float32"), tacotron2_inputs,
+         None),
     )
     with tempfile.TemporaryDirectory() as folder:
         spec = dict(warmup=args.warmup, repeats=args.repeats, quiet=H.QUIET, cases=[])
@@ -201,8 +214,8 @@ def time_fastest_child(folder, threads):
     spec = json.loads(Path(folder, "spec.json").read_text())
     H.QUIET.update(spec["quiet"])
     figures = {}
-    details = dict(path=f"TFLite {FAST_QUANTIZE}, LiteRT + XNNPACK, {threads} threads, "
-                        "timed in a fresh process that imports no TensorFlow")
+    details = dict(path=f"TFLite {FAST_QUANTIZE} (the *_fp32_lite_* files: float32), LiteRT + XNNPACK, {threads} "
+                        "threads, timed in a fresh process that imports no TensorFlow")
     for case in spec["cases"]:
         key, audio = case["key"], case["audio"]
         flatbuffer = Path(folder, f"{key}.tflite").read_bytes()
@@ -258,7 +271,7 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
 
 
 # --------------------------------------------------------------------------- cold start, fastest path
-def make_cold_start_file(path, threads):
+def make_cold_start_file(path, threads, quantize):
     """(child process) The harness's cold-start models as one text2wav TFLite file, plus its inputs."""
     import numpy as np
 
@@ -269,7 +282,7 @@ def make_cold_start_file(path, threads):
     fs2 = H.build_fs2(M)
     H.pin_durations(M, fs2)
     vocoder = H.build_mbmelgan(M)
-    Path(path).write_bytes(tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE))
+    Path(path).write_bytes(tflite.convert_text2wav(fs2, vocoder, quantize))
     np.savez(f"{path}.inputs.npz", **{name: value.numpy() for name, value in H.fs2_inputs(M).items()})
 
 
@@ -287,16 +300,17 @@ def cold_start_fastest_child(path, threads):
         child_s=time.perf_counter() - T_START, audio_samples=int(audio.shape[1]))), flush=True)
 
 
-def run_cold_start_fastest(H, args, res):
-    """``cold_start_fastest_s``: median of ``--cold-repeats`` fresh processes, redone when the CPUs were busy."""
+def run_cold_start_lite(H, args, res, key, quantize):
+    """``key``: the cold start through a text2wav file of ``quantize``, median of ``--cold-repeats`` fresh
+    processes, redone when the CPUs were busy."""
     if fastest_shipped_path() is None:  # 1.8: its fastest path is its Keras model (as in run_fastest)
-        res["cold_start_fastest_s"] = res["cold_start_s"]
+        res[key] = res["cold_start_s"]
         return
     threads = str(args.intra_op_threads)
     with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, f"text2wav_{FAST_QUANTIZE}.tflite")
-        H.log(f"cold start through the fastest path: converting the text2wav file ({FAST_QUANTIZE})")
-        subprocess.run([sys.executable, __file__, MAKE_COLD_START_FILE, path, threads], check=True,
+        path = os.path.join(folder, f"text2wav_{quantize}.tflite")
+        H.log(f"cold start through the shipped path: converting the text2wav file ({quantize})")
+        subprocess.run([sys.executable, __file__, MAKE_COLD_START_FILE, path, threads, quantize], check=True,
                        stdout=subprocess.DEVNULL)
         cmd = [sys.executable, __file__, COLD_START_FASTEST_CHILD, path, threads]
         walls, discarded = [], 0
@@ -308,27 +322,28 @@ def run_cold_start_fastest(H, args, res):
                     break
                 discarded += 1
             walls.append(done)
-            H.log(f"cold start (fastest path) {index + 1}/{args.cold_repeats}: {done:.2f} s")
+            H.log(f"cold start ({quantize} TFLite) {index + 1}/{args.cold_repeats}: {done:.2f} s")
         size_mb = os.path.getsize(path) / 2**20
-    res["cold_start_fastest_s"] = statistics.median(walls)
-    res["details"]["cold_start_fastest"] = dict(
+    res[key] = statistics.median(walls)
+    res["details"][key.removesuffix("_s")] = dict(
         samples_s=walls, discarded_samples=discarded, file_size_mb=size_mb,
-        note=f"Popen to the first audio of a text2wav TFLite file ({FAST_QUANTIZE}, LiteRT + XNNPACK, "
+        note=f"Popen to the first audio of a text2wav TFLite file ({quantize}, LiteRT + XNNPACK, "
              "converted beforehand); the child imports no TensorFlow")
 
 
 def main():
     children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_FASTEST_CHILD: cold_start_fastest_child,
                 FASTEST_CHILD: time_fastest_child}
-    if len(sys.argv) == 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_fastest
-        return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]))
+    if len(sys.argv) >= 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_lite
+        return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
     H = load_harness()
     harness_tacotron2 = H.run_tacotron2
     harness_cold_start = H.run_cold_start
 
     def cold_start_and_fastest(args, res):
         harness_cold_start(args, res)
-        run_cold_start_fastest(H, args, res)
+        run_cold_start_lite(H, args, res, "cold_start_fastest_s", FAST_QUANTIZE)
+        run_cold_start_lite(H, args, res, "cold_start_fp32_lite_s", "float32")
 
     H.run_cold_start = cold_start_and_fastest
 
