@@ -94,7 +94,7 @@ TRAIN_FASTEST = {
     "voc_train_fastest_ms": ("run_voc_train", "mbmelgan_gen_train_step_ms", "mbmelgan_gen_train"),
 }
 MAKE_COLD_START_FILE = "--make-cold-start-file"
-COLD_START_FASTEST_CHILD = "--cold-start-fastest-child"
+COLD_START_LITE_CHILD = "--cold-start-lite-child"
 FASTEST_CHILD = "--fastest-child"
 
 
@@ -270,7 +270,7 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
     return run
 
 
-# --------------------------------------------------------------------------- cold start, fastest path
+# --------------------------------------------------------------------------- cold start, shipped TFLite path
 def make_cold_start_file(path, threads, quantize):
     """(child process) The harness's cold-start models as one text2wav TFLite file, plus its inputs."""
     import numpy as np
@@ -286,7 +286,7 @@ def make_cold_start_file(path, threads, quantize):
     np.savez(f"{path}.inputs.npz", **{name: value.numpy() for name, value in H.fs2_inputs(M).items()})
 
 
-def cold_start_fastest_child(path, threads):
+def cold_start_lite_child(path, threads):
     """(fresh process) Import the runner, load the shipped file, synthesize once: the first audio."""
     import numpy as np
 
@@ -312,7 +312,7 @@ def run_cold_start_lite(H, args, res, key, quantize):
         H.log(f"cold start through the shipped path: converting the text2wav file ({quantize})")
         subprocess.run([sys.executable, __file__, MAKE_COLD_START_FILE, path, threads, quantize], check=True,
                        stdout=subprocess.DEVNULL)
-        cmd = [sys.executable, __file__, COLD_START_FASTEST_CHILD, path, threads]
+        cmd = [sys.executable, __file__, COLD_START_LITE_CHILD, path, threads]
         walls, discarded = [], 0
         for index in range(args.cold_repeats):
             for attempt in range(H.QUIET["retries"] + 1):
@@ -332,7 +332,7 @@ def run_cold_start_lite(H, args, res, key, quantize):
 
 
 def main():
-    children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_FASTEST_CHILD: cold_start_fastest_child,
+    children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_LITE_CHILD: cold_start_lite_child,
                 FASTEST_CHILD: time_fastest_child}
     if len(sys.argv) >= 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_lite
         return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
