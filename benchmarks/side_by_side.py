@@ -178,23 +178,24 @@ def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     tacotron2_inputs = dict(input_ids=tacotron2_ids, input_lengths=np.array([H.N_IDS], "int32"),
                             speaker_ids=np.zeros([1], "int32"))
     tacotron2_defaults = build_tacotron2(H, M, {})[0]
+    # (figure, a model or an (acoustic, vocoder) pair for one text2wav file, quantization, inputs, audio output)
     cases = (
-        ("fs2_infer_fastest_ms", lambda: tflite.convert_model(fs2, FAST_QUANTIZE), text, None),
-        ("vocoder_fastest_rtf", lambda: tflite.convert_model(vocoder, FAST_QUANTIZE), {"mels": mels}, "audio"),
-        ("e2e_fastest_rtf", lambda: tflite.convert_text2wav(fs2, vocoder, FAST_QUANTIZE), text, "audio"),
-        ("taco2_v1_fastest_ms", lambda: tflite.convert_model(tacotron2, FAST_QUANTIZE), tacotron2_inputs, None),
-        ("taco2_infer_fastest_ms", lambda: tflite.convert_model(tacotron2_defaults, FAST_QUANTIZE),
-         tacotron2_inputs, None),
-        ("taco2_v1_fp32_lite_ms", lambda: tflite.convert_model(tacotron2, "float32"), tacotron2_inputs, None),
-        ("taco2_infer_fp32_lite_ms", lambda: tflite.convert_model(tacotron2_defaults, "float32"), tacotron2_inputs,
-         None),
+        ("fs2_infer_fastest_ms", fs2, FAST_QUANTIZE, text, None),
+        ("vocoder_fastest_rtf", vocoder, FAST_QUANTIZE, {"mels": mels}, "audio"),
+        ("e2e_fastest_rtf", (fs2, vocoder), FAST_QUANTIZE, text, "audio"),
+        ("taco2_v1_fastest_ms", tacotron2, FAST_QUANTIZE, tacotron2_inputs, None),
+        ("taco2_infer_fastest_ms", tacotron2_defaults, FAST_QUANTIZE, tacotron2_inputs, None),
+        ("taco2_v1_fp32_lite_ms", tacotron2, "float32", tacotron2_inputs, None),
+        ("taco2_infer_fp32_lite_ms", tacotron2_defaults, "float32", tacotron2_inputs, None),
     )
     with tempfile.TemporaryDirectory() as folder:
         spec = dict(warmup=args.warmup, repeats=args.repeats, quiet=H.QUIET, cases=[])
-        for key, convert, inputs, audio in cases:
-            Path(folder, f"{key}.tflite").write_bytes(convert())
+        for key, model, quantize, inputs, audio in cases:
+            flatbuffer = (tflite.convert_text2wav(*model, quantize) if isinstance(model, tuple)
+                          else tflite.convert_model(model, quantize))
+            Path(folder, f"{key}.tflite").write_bytes(flatbuffer)
             np.savez(Path(folder, f"{key}.npz"), **inputs)
-            spec["cases"].append(dict(key=key, audio=audio))
+            spec["cases"].append(dict(key=key, audio=audio, quantize=quantize))
         Path(folder, "spec.json").write_text(json.dumps(spec))
         H.log("fastest path: timing the files in a fresh process without TensorFlow")
         subprocess.run([sys.executable, __file__, FASTEST_CHILD, folder, str(args.intra_op_threads)], check=True)
@@ -214,8 +215,8 @@ def time_fastest_child(folder, threads):
     spec = json.loads(Path(folder, "spec.json").read_text())
     H.QUIET.update(spec["quiet"])
     figures = {}
-    details = dict(path=f"TFLite {FAST_QUANTIZE} (the *_fp32_lite_* files: float32), LiteRT + XNNPACK, {threads} "
-                        "threads, timed in a fresh process that imports no TensorFlow")
+    details = dict(path=f"TFLite, LiteRT + XNNPACK, {threads} threads, timed in a fresh process that imports "
+                        "no TensorFlow")
     for case in spec["cases"]:
         key, audio = case["key"], case["audio"]
         flatbuffer = Path(folder, f"{key}.tflite").read_bytes()
@@ -230,7 +231,7 @@ def time_fastest_child(folder, threads):
         seconds = shapes[audio][1] / H.SAMPLE_RATE if audio else None
         figures[key] = median / seconds if audio else median * 1e3
         details[key] = dict(output_shapes={k: list(v) for k, v in shapes.items()},
-                            size_mb=len(flatbuffer) / 2**20, **timing)
+                            quantize=case["quantize"], size_mb=len(flatbuffer) / 2**20, **timing)
         del model
     if "tensorflow" in sys.modules:  # the figures would time a different process than they name
         raise SystemExit("the TFLite path imported TensorFlow: a regression (test_synthesize checks it)")
