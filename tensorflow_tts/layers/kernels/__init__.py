@@ -90,9 +90,13 @@ def _cpu_flags():
 
 
 def _build_command(output):
+    # -U__AVX512FP16__: on CPUs with AVX512-FP16 (Intel Sapphire Rapids and later) -march=native
+    # turns on the half-precision code of the Eigen headers TensorFlow ships, which does not
+    # compile; the kernels use no half-precision arithmetic.
     return [
-        _compiler(), "-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-w",
-        str(SOURCE), "-o", str(output), *tf.sysconfig.get_compile_flags(), *tf.sysconfig.get_link_flags(),
+        _compiler(), "-O3", "-march=native", "-U__AVX512FP16__", "-ffp-contract=fast", "-std=c++17", "-shared",
+        "-fPIC", "-w", str(SOURCE), "-o", str(output), *tf.sysconfig.get_compile_flags(),
+        *tf.sysconfig.get_link_flags(),
     ]
 
 
