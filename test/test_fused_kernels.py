@@ -123,6 +123,28 @@ def test_without_a_working_compiler_the_blocks_fall_back_and_say_why(compiler, m
     assert list(tmp_path.rglob("*.so")) == []  # no half-written library left behind
 
 
+def test_a_failed_build_is_remembered_and_not_retried_by_later_processes(monkeypatch, tmp_path, caplog):
+    calls = tmp_path / "calls"
+    compiler = tmp_path / "broken-cxx"
+    compiler.write_text(f"#!/bin/sh\necho run >> {calls}\necho 'error: no such intrinsic' >&2\nexit 1\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("CXX", str(compiler))
+    monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path / "cache"))
+    for _ in range(2):  # two processes, each trying once
+        monkeypatch.setattr(kernels, "_library", {})
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="tensorflow_tts.layers.kernels"):
+            assert kernels.ops() is None
+        assert "no such intrinsic" in caplog.text  # the compiler's own words, both times
+    assert calls.read_text().splitlines() == ["run"]
+    record = kernels.failure_record(kernels.library_path())
+    assert "earlier build failed" in caplog.text and str(record) in caplog.text
+    record.unlink()  # asks for a new try
+    monkeypatch.setattr(kernels, "_library", {})
+    assert kernels.ops() is None
+    assert calls.read_text().splitlines() == ["run", "run"]
+
+
 def test_the_cache_key_follows_source_tensorflow_and_compiler(monkeypatch, tmp_path):
     monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path))
     first = kernels.library_path()

@@ -6,7 +6,8 @@ source ships with the package and is compiled with the system's C++ compiler (``
 ``g++``) against the installed TensorFlow on first use, into a cache folder keyed by the
 source, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``, else
 ``$XDG_CACHE_HOME/tensorflow_tts/kernels``, else ``~/.cache/tensorflow_tts/kernels``); later
-processes load the cached library.
+processes load the cached library, or, where the compiler failed, read why from the same folder
+instead of compiling again.
 
 Everything works without them: with no compiler, a failed build, a GPU, a precision other
 than float32, in training, under XLA (``jit_compile``), or with ``TF_TTS_FUSED_KERNELS=0``,
@@ -110,14 +111,26 @@ def library_path():
     return cache_dir() / key.hexdigest()[:20] / "tts_kernels.so"
 
 
+def failure_record(path):
+    """Where a failed build of the library at ``path`` leaves the compiler's last lines."""
+    return path.with_name("build_failed.txt")
+
+
 def build():
     """Compile the kernels into `library_path` unless already there; returns the path.
 
     Raises ``RuntimeError`` (with the compiler's last lines) when the compiler is missing or fails.
+    A compiler that fails leaves its lines in `failure_record`, and later processes raise from it
+    without compiling again (each try costs seconds at start-up); the record's key changes with
+    the source, TensorFlow, the compiler and the CPU, and deleting it asks for a new try.
     """
     path = library_path()
     if path.exists():
         return path
+    record = failure_record(path)
+    if record.exists():
+        raise RuntimeError(f"an earlier build failed; not trying again until {record} is deleted: "
+                           f"{record.read_text().strip()}")
     if shutil.which(_compiler()) is None:
         raise RuntimeError(f"no C++ compiler {_compiler()!r} on PATH (set CXX to one)")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +142,9 @@ def build():
         result = subprocess.run(_build_command(partial), capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
         if result.returncode != 0:
             tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
-            raise RuntimeError(f"{_compiler()} exited with {result.returncode}: {tail}")
+            message = f"{_compiler()} exited with {result.returncode}: {tail}"
+            record.write_text(message + "\n")
+            raise RuntimeError(message)
         os.replace(partial, path)
     except subprocess.TimeoutExpired as error:
         raise RuntimeError(f"{_compiler()} took longer than {BUILD_TIMEOUT_S} s") from error
