@@ -8,6 +8,7 @@ import tensorflow_tts  # noqa: F401  (selects Keras 2 before tensorflow is impor
 import tensorflow as tf  # noqa: E402
 
 from tensorflow_tts.configs import ConfigError, Tacotron2Config  # noqa: E402
+from tensorflow_tts.layers import bilstm  # noqa: E402
 from tensorflow_tts.layers.zoneout_lstm import ZoneoutLSTMCell  # noqa: E402
 from tensorflow_tts.losses.guided_attention import (  # noqa: E402
     GuidedAttentionLoss,
@@ -170,6 +171,49 @@ def test_zoneout_cell_without_zoneout_is_a_keras_lstm_cell():
     expected = 0.25 * states[0] + 0.75 * keras_cell(inputs, states)[0]
     np.testing.assert_allclose(zoneout_cell(inputs, states, training=False)[0], expected, atol=1e-6)
 
+
+
+@pytest.mark.parametrize("lengths", [(11, 7, 1), (11, 11, 11), None])
+def test_one_loop_bilstm_is_keras_bidirectional_lstm(lengths):
+    """Both directions in one loop, input products before it: Keras' values, masked steps included
+    (zeros out, states kept, the backward direction starting at each sequence's last valid step)."""
+    layer = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(6, return_sequences=True))
+    inputs = tf.random.stateless_normal([3, 11, 5], seed=[4, 2])
+    mask = None if lengths is None else tf.sequence_mask(lengths, 11)
+    expected = layer(inputs, mask=mask, training=False)
+    assert bilstm.loop_form(layer)
+    ours = tf.function(bilstm.bidirectional_lstm)(layer, inputs, mask)
+    np.testing.assert_allclose(ours, expected, atol=1e-6)
+    if lengths == (11, 7, 1):
+        np.testing.assert_array_equal(ours[2, 1:], 0.0)
+
+
+def test_the_loop_form_takes_only_what_it_computes():
+    def bidirectional(**lstm):
+        layer = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4, **lstm), merge_mode="concat")
+        layer(tf.zeros([1, 3, 2]))
+        return layer
+
+    assert bilstm.loop_form(bidirectional(return_sequences=True))
+    assert not bilstm.loop_form(tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4, return_sequences=True)))  # not built
+    assert not bilstm.loop_form(bidirectional(return_sequences=False))
+    assert not bilstm.loop_form(bidirectional(return_sequences=True, activation="relu"))
+    assert not bilstm.loop_form(bidirectional(return_sequences=True, use_bias=False))
+
+
+def test_the_encoder_runs_its_bilstm_in_one_loop_outside_training(monkeypatch):
+    model = TFTacotron2(tiny_config(reduction_factor=2, prenet_dropout_at_inference=False))
+    input_ids, input_lengths, speaker_ids = padded_batch()[:3]
+    mask = tf.sequence_mask(input_lengths, input_ids.shape[1])
+    model(*padded_batch(), training=False)
+    calls = []
+    loop = bilstm.bidirectional_lstm
+    monkeypatch.setattr(bilstm, "bidirectional_lstm", lambda *args: calls.append(1) or loop(*args))
+    ours = model.encoder(input_ids, speaker_ids, mask, training=False)
+    monkeypatch.setattr(bilstm, "loop_form", lambda layer: False)
+    keras = model.encoder(input_ids, speaker_ids, mask, training=False)
+    assert calls == [1]
+    np.testing.assert_allclose(ours, keras, atol=1e-6)
 
 def test_guided_attention_loss_prefers_the_diagonal():
     loss = GuidedAttentionLoss(sigma=0.2)

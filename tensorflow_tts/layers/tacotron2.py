@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from tensorflow_tts.layers import bilstm
 from tensorflow_tts.layers.checkpointing import run_block
 from tensorflow_tts.layers.dense import Dense
 from tensorflow_tts.layers.dropout import Dropout
@@ -81,7 +82,10 @@ class Tacotron2Encoder(tf.keras.layers.Layer):
         recompute = self.gradient_checkpointing
         for conv in self.convs:
             hidden = run_block(conv, hidden, input_mask, training=training, recompute=recompute)
-        outputs = run_block(self.bilstm, hidden, training=training, recompute=recompute, mask=input_mask)
+        if not training and bilstm.loop_form(self.bilstm):
+            outputs = bilstm.bidirectional_lstm(self.bilstm, hidden, input_mask)
+        else:
+            outputs = run_block(self.bilstm, hidden, training=training, recompute=recompute, mask=input_mask)
         if self.config.n_speakers > 1:
             features = self.output_speaker_projection(self.output_speaker_embeddings(speaker_ids))
             outputs += tf.math.softplus(features)[:, tf.newaxis]

@@ -5,6 +5,14 @@ import tensorflow as tf
 from tensorflow_tts.utils import step_random
 
 
+def lstm_gates(z, c_previous):
+    """An LSTM's new ``(h, c)`` from its gate pre-activations ``z`` (B, 4u) in Keras' order (input,
+    forget, cell, output; sigmoid gates, tanh cell) and the previous cell state (B, u)."""
+    z_input, z_forget, z_cell, z_output = tf.split(z, 4, axis=-1)
+    c = tf.sigmoid(z_forget) * c_previous + tf.sigmoid(z_input) * tf.tanh(z_cell)
+    return tf.sigmoid(z_output) * tf.tanh(c), c
+
+
 class ZoneoutLSTMCell(tf.keras.layers.Layer):
     """One LSTM step; with zoneout, each state unit keeps its previous value with probability ``zoneout_rate``.
 
@@ -64,10 +72,7 @@ class ZoneoutLSTMCell(tf.keras.layers.Layer):
         h_previous, c_previous = states
         z = tf.matmul(inputs, self.kernel)
         z += tf.matmul(h_previous, self.recurrent_kernel)
-        z = tf.nn.bias_add(z, self.bias)
-        z_input, z_forget, z_cell, z_output = tf.split(z, 4, axis=-1)
-        c = tf.sigmoid(z_forget) * c_previous + tf.sigmoid(z_input) * tf.tanh(z_cell)
-        h = tf.sigmoid(z_output) * tf.tanh(c)
+        h, c = lstm_gates(tf.nn.bias_add(z, self.bias), c_previous)
         if self.zoneout_rate > 0.0:
             h = self._zoneout(h_previous, h, training)
             c = self._zoneout(c_previous, c, training)
