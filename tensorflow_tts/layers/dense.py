@@ -10,6 +10,8 @@ arithmetic that XNNPACK does not take, which split the graph into many partition
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.bias import bias_add
+
 
 class Dense(tf.keras.layers.Dense):
     """tf.keras Dense (same arguments, weights, names and results) that projects the last
@@ -34,7 +36,7 @@ class Dense(tf.keras.layers.Dense):
         else:
             outputs = tf.matmul(inputs, kernel)
         if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
+            outputs = bias_add(outputs, self.bias)
         if self.activation is not None:
             outputs = self.activation(outputs)
         return outputs

@@ -12,6 +12,7 @@ import math
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.bias import bias_add
 from tensorflow_tts.layers.conv1d import Conv1D, conv1d
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer, time_paddings, time_slice
@@ -71,7 +72,7 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     else:
         y = conv1d(padded, kernel, "VALID")  # with the cheaper gradients
     if bias is not None:
-        y = tf.nn.bias_add(y, tf.tile(bias, [strides]))  # the same bias for every phase
+        y = bias_add(y, tf.tile(bias, [strides]))  # the same bias for every phase
     # The reshape's time axis is inferred and the crop's bounds count from either end, so
     # both are constants of the graph: a TFLite file then runs them in XNNPACK, where
     # bounds computed from the input's length fall back to a slow single-threaded slice.
