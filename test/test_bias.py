@@ -10,6 +10,7 @@ from tensorflow_tts.layers.bias import bias_add  # noqa: E402
 from tensorflow_tts.layers.conv1d import Conv1D  # noqa: E402
 from tensorflow_tts.layers.dense import Dense  # noqa: E402
 from tensorflow_tts.layers.upsample import TFConvTranspose1d  # noqa: E402
+from tensorflow_tts.layers.weight_norm import conv1d, conv2d  # noqa: E402
 
 ROWS, CHANNELS = (8, 8192), 16
 
@@ -18,15 +19,22 @@ ROWS, CHANNELS = (8, 8192), 16
     lambda: Conv1D(CHANNELS, 3, padding="same", dtype="mixed_bfloat16"),
     lambda: Dense(CHANNELS, dtype="mixed_bfloat16"),
     lambda: TFConvTranspose1d(CHANNELS, 4, 2, dtype="mixed_bfloat16"),
-], ids=["Conv1D", "Dense", "TFConvTranspose1d"])
+    lambda: conv1d(CHANNELS, 3, padding="same", groups=2, dtype="mixed_bfloat16"),
+    lambda: conv1d(CHANNELS, 3, weight_norm=True, padding="same", dtype="mixed_bfloat16"),
+    lambda: conv2d(CHANNELS, (3, 1), padding="same", dtype="mixed_bfloat16"),
+    lambda: conv2d(CHANNELS, (3, 1), weight_norm=True, padding="same", dtype="mixed_bfloat16"),
+], ids=["Conv1D", "Dense", "TFConvTranspose1d", "grouped Conv1D", "weight-normalised Conv1D", "Conv2D",
+        "weight-normalised Conv2D"])
 def test_a_bfloat16_layers_bias_gradient_is_the_float_sum_of_its_output_gradient(make):
     layer = make()
     strides = layer.strides if isinstance(layer, TFConvTranspose1d) else 1
     x = tf.random.stateless_normal((ROWS[0], ROWS[1] // strides, 4), seed=[1, 2])
+    if isinstance(layer, tf.keras.layers.Conv2D):
+        x = x[:, :, tf.newaxis]  # (B, T, 1, C): a period discriminator's layout
     upstream = tf.random.stateless_normal(ROWS + (CHANNELS,), seed=[3, 4]) + 0.5
     with tf.GradientTape() as tape:
         y = layer(x, training=True)
-        loss = tf.reduce_sum(tf.cast(y, tf.float32) * upstream)
+        loss = tf.reduce_sum(tf.reshape(tf.cast(y, tf.float32), upstream.shape) * upstream)
     assert y.dtype == tf.bfloat16
     gradient = tape.gradient(loss, layer.bias).numpy()
     # d loss / d y reaches the layer as bfloat16; its exact sum over the 65,536 rows:

@@ -33,3 +33,24 @@ def bias_add(x, bias):
 
     # A variable read inside a custom gradient would need its own gradient path: read it here.
     return add(x, tf.convert_to_tensor(bias))
+
+
+class KerasConvBias:
+    """Mixin for a tf.keras Conv layer (Conv1D, Conv2D, grouped or not): Keras' ``call``, with
+    the bias added by `bias_add`. Channels-first layers and extra batch axes keep Keras' call."""
+
+    def call(self, inputs):
+        """Args: inputs (B, ..., C_in), channels last. Returns (B, ..., filters)."""
+        input_shape = inputs.shape
+        if not self.use_bias or self._channels_first or (input_shape.rank or 0) > 2 + self.rank:
+            return super().call(inputs)
+        if self._is_causal:
+            inputs = tf.pad(inputs, self._compute_causal_padding(inputs))
+        if self.groups > 1:
+            outputs = self._jit_compiled_convolution_op(inputs, tf.convert_to_tensor(self.kernel))
+        else:
+            outputs = self.convolution_op(inputs, self.kernel)
+        outputs = bias_add(outputs, self.bias)
+        if not tf.executing_eagerly() and input_shape.rank:
+            outputs.set_shape(self.compute_output_shape(input_shape))
+        return outputs if self.activation is None else self.activation(outputs)

@@ -22,7 +22,7 @@ generator's gradients then took 0.978-0.988 of the time: too little to keep two 
 
 import tensorflow as tf
 
-from tensorflow_tts.layers.bias import bias_add
+from tensorflow_tts.layers.bias import KerasConvBias
 
 
 def _same_padding(kernel_size, dilation=1):
@@ -103,22 +103,10 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     return tf.stack([tf.matmul(tap, dy_rows, transpose_a=True) for tap in taps])
 
 
-class Conv1D(tf.keras.layers.Conv1D):
+class Conv1D(KerasConvBias, tf.keras.layers.Conv1D):
     """tf.keras Conv1D (same arguments, weights, names and results) with `conv1d`'s faster
     gradients for stride-1, ungrouped convs; other convs are Keras' own. The bias is added by
     `layers.bias.bias_add`, whose bias gradient stays accurate in bfloat16."""
-
-    def call(self, inputs):
-        """Keras' call, but for the bias add. Args: inputs (B, T, C_in). Returns (B, T_out, filters)."""
-        if not self.use_bias or self.groups != 1 or self._channels_first:
-            return super().call(inputs)
-        input_shape = inputs.shape
-        if self._is_causal:
-            inputs = tf.pad(inputs, self._compute_causal_padding(inputs))
-        outputs = bias_add(self.convolution_op(inputs, self.kernel), self.bias)
-        if not tf.executing_eagerly() and input_shape.rank:
-            outputs.set_shape(self.compute_output_shape(input_shape))
-        return outputs if self.activation is None else self.activation(outputs)
 
     def convolution_op(self, inputs, kernel):
         if self.groups != 1 or self.strides != (1,) or self.padding not in ("valid", "same", "causal"):

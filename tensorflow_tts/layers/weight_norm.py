@@ -8,6 +8,7 @@ the output-channel axis.
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.bias import KerasConvBias
 from tensorflow_tts.layers.grouped_conv import GroupedConv1D
 
 
@@ -66,7 +67,12 @@ class WeightNormConv1D(_WeightNormConvMixin, GroupedConv1D):
     """
 
 
-class WeightNormConv2D(_WeightNormConvMixin, tf.keras.layers.Conv2D):
+class Conv2D(KerasConvBias, tf.keras.layers.Conv2D):
+    """tf.keras Conv2D (same arguments, weights, names and results) whose bias gradient stays
+    accurate in bfloat16 (`layers.bias`)."""
+
+
+class WeightNormConv2D(_WeightNormConvMixin, Conv2D):
     """``tf.keras.layers.Conv2D`` with weight normalization; same arguments.
 
     Weights: ``kernel`` (v) ``(KH, KW, C_in, C_out)``, ``bias``, ``g`` ``(C_out,)``.
@@ -88,7 +94,7 @@ def conv1d(filters, kernel_size, weight_norm=False, **kwargs):
 
 def conv2d(filters, kernel_size, weight_norm=False, **kwargs):
     """A Conv2D, weight-normalised when ``weight_norm`` is true."""
-    layer_class = WeightNormConv2D if weight_norm else tf.keras.layers.Conv2D
+    layer_class = WeightNormConv2D if weight_norm else Conv2D
     return layer_class(filters=filters, kernel_size=kernel_size, **kwargs)
 
 
