@@ -49,8 +49,17 @@ def pqmf_filters(subbands=4, taps=62, cutoff_ratio=0.142, beta=9.0):
     return analysis, synthesis
 
 
+def _float32(x):
+    """The bank filters in float32 whatever the signal's dtype: under mixed_bfloat16 TensorFlow's
+    oneDNN bfloat16 conv summed the 62-tap synthesis' shape (16 taps over 4 channels, in the
+    polyphase form) wrongly on an Intel Xeon with AMX (0.97 relative error), and the bank is a
+    small part of a vocoder's work. The gradient flows back in the signal's dtype."""
+    return tf.cast(x, tf.float32)
+
+
 class TFPQMF(tf.keras.layers.Layer):
-    """PQMF analysis (``(B, T, 1) -> (B, T / subbands, subbands)``) and synthesis (the inverse).
+    """PQMF analysis (``(B, T, 1) -> (B, T / subbands, subbands)``) and synthesis (the inverse),
+    computed in float32 for any floating input dtype.
 
     The filters follow from the four hyper-parameters; the layer has no weights.
     TensorFlowTTS 1.8 built it as ``TFPQMF(config)``; passing a config object (anything
@@ -85,17 +94,15 @@ class TFPQMF(tf.keras.layers.Layer):
         return tf.pad(x, [[0, 0], [half, half], [0, 0]])
 
     def analysis(self, x):
-        """Args: x ``(B, T, 1)``, T a multiple of ``subbands``. Returns ``(B, T / subbands, subbands)``."""
-        analysis_filter = tf.cast(self.analysis_filter, x.dtype)  # float16 under mixed precision
+        """Args: x ``(B, T, 1)``, T a multiple of ``subbands``. Returns float32 ``(B, T / subbands, subbands)``."""
         # Only every subbands-th output is kept: a strided conv computes just those.
-        return tf.nn.conv1d(self._pad(x), analysis_filter, stride=self.subbands, padding="VALID")
+        return tf.nn.conv1d(self._pad(_float32(x)), self.analysis_filter, stride=self.subbands, padding="VALID")
 
     def synthesis(self, x):
-        """Args: x ``(B, T', subbands)``. Returns ``(B, T' * subbands, 1)``."""
+        """Args: x ``(B, T', subbands)``. Returns float32 ``(B, T' * subbands, 1)``."""
         # Zero insertion (sample n of band k to time n * subbands, times subbands to keep
         # the energy) then filtering, without materialising the zeros.
-        kernel = tf.cast(self.synthesis_transposed, x.dtype)
-        return conv_transpose1d(x, kernel, self.subbands, pad_before=self.taps // 2)
+        return conv_transpose1d(_float32(x), self.synthesis_transposed, self.subbands, pad_before=self.taps // 2)
 
     def call(self, x):
         """Analysis. Args: x ``(B, T, 1)``. Returns ``(B, T / subbands, subbands)``."""
