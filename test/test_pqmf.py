@@ -68,7 +68,6 @@ def test_synthesis_of_analysis_reconstructs_speech():
     assert snr_db(audio[edge:-edge], reconstructed[edge:-edge]) >= 25.0
 
 
-
 def output_and_gradient(filtering, signal):
     """The filtered signal, and the gradient of a fixed random projection of it."""
     with tf.GradientTape() as tape:
