@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from tensorflow_tts.layers.bias import bias_add
 from tensorflow_tts.utils import step_random
 
 
@@ -72,7 +73,7 @@ class ZoneoutLSTMCell(tf.keras.layers.Layer):
         h_previous, c_previous = states
         z = tf.matmul(inputs, self.kernel)
         z += tf.matmul(h_previous, self.recurrent_kernel)
-        h, c = lstm_gates(tf.nn.bias_add(z, self.bias), c_previous)
+        h, c = lstm_gates(bias_add(z, self.bias), c_previous)
         if self.zoneout_rate > 0.0:
             h = self._zoneout(h_previous, h, training)
             c = self._zoneout(c_previous, c, training)
