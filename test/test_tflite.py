@@ -213,6 +213,58 @@ def test_vocoder_files_reshape_the_signal_once_per_generator_not_per_conv():
     assert reshapes(stacks=1) == reshapes(stacks=3)
 
 
+def conv_filters(flatbuffer):
+    """[(filter shape (O, 1, K, C), "INT8" or "FLOAT32", values as stored: int8 values, or float32)] of every CONV_2D."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    type_names = {value: name for name, value in vars(schema.TensorType).items() if not name.startswith("_")}
+    model, code_name = _read_model(flatbuffer)
+    graph, filters = model.Subgraphs(0), []
+    for op in (graph.Operators(i) for i in range(graph.OperatorsLength())):
+        if code_name(model.OperatorCodes(op.OpcodeIndex())) == "CONV_2D":
+            tensor = graph.Tensors(op.Inputs(1))
+            data = model.Buffers(tensor.Buffer()).DataAsNumpy().tobytes()
+            dtype = {"INT8": np.int8, "FLOAT32": "<f4"}[type_names[tensor.Type()]]
+            scales = tensor.Quantization().ScaleAsNumpy() if tensor.Quantization() else None
+            filters.append((tuple(tensor.ShapeAsNumpy()), type_names[tensor.Type()], np.frombuffer(data, dtype), scales))
+    return filters
+
+
+def test_int8_gives_narrow_pointwise_convs_their_float32_filters_back(monkeypatch):
+    """XNNPACK quantizes an int8 conv's float input row by row on every call, which costs a 1x1 conv
+    over few channels more than its float32 product: those keep float32 filters, holding the int8
+    values times their scales; wider and multi-tap convs keep int8 filters."""
+    import tensorflow_tts.inference.tflite as tflite
+
+    # Residual stacks at 128 channels, then at 64 (under the limit of 96): 128 x 128 and 64 x 64
+    # filters, both large enough for the converter to quantize them.
+    vocoder = tiny_vocoder(filters=256, upsample_scales=[2, 2])
+    restored_file = convert_model(vocoder, "int8")
+    restored = conv_filters(restored_file)
+    monkeypatch.setattr(tflite, "FLOAT_POINTWISE_MAX_CHANNELS", 0)
+    all_int8 = conv_filters(convert_model(vocoder, "int8"))
+
+    kinds = {(int(shape[2]), int(shape[3]), int(shape[0]), kind) for shape, kind, _, _ in restored}  # (taps, in, out, type)
+    assert {(1, 64, 64, "FLOAT32"), (1, 128, 128, "INT8"), (3, 64, 64, "INT8"), (3, 128, 128, "INT8")} <= kinds
+    assert not {(1, 128, 128, "FLOAT32"), (3, 64, 64, "FLOAT32"), (1, 64, 64, "INT8")} & kinds
+    assert [shape for shape, *_ in restored] == [shape for shape, *_ in all_int8]  # the same convs, in order
+    changed = 0
+    for (shape, kind, values, _), (_, old_kind, old_values, scales) in zip(restored, all_int8):
+        if kind != old_kind:
+            assert (kind, old_kind) == ("FLOAT32", "INT8") and shape[2] == 1 and shape[3] <= 96
+            expected = old_values.reshape(shape[0], -1).astype(np.float32) * scales.reshape(-1, 1)
+            np.testing.assert_array_equal(values.reshape(shape[0], -1), expected)
+            changed += 1
+    assert changed == 2 * 2  # two stacks, each with its block's 1x1 conv and its shortcut
+
+    mels = np.random.default_rng(5).normal(size=[1, 11, NUM_MELS]).astype(np.float32)
+    expected = vocoder(mels).numpy()
+    audio = TFLiteModel(restored_file)(mels=mels)["audio"]
+    assert audio.shape == expected.shape
+    print(f"int8 with float32 pointwise convs vs Keras: {np.abs(audio - expected).max():.2e} (peak {np.abs(expected).max():.2f})")
+    assert np.abs(audio - expected).max() < TOLERANCE["int8"]
+
+
 def test_export_cli_writes_a_quantized_tflite(tmp_path):
     from tensorflow_tts.bin.export import main
     from test_export import save_model_folder

@@ -26,7 +26,8 @@ def make_converter(function, trackable=None, quantize="float32"):
     """A TFLiteConverter for a tf.function with an input signature, restricted to builtin ops.
 
     quantize: "float32" (none), "float16" (weights stored as float16) or "int8" (dynamic
-    range: int8 weights, float activations). The op set is TFLITE_BUILTINS and nothing
+    range: int8 weights, float activations; `_convert` then gives narrow pointwise convs their
+    float32 filters back, `float_narrow_pointwise_convs`). The op set is TFLITE_BUILTINS and nothing
     else: a graph that needs a TensorFlow (Flex) op fails to convert rather than needing
     the Flex delegate at run time.
 
@@ -65,6 +66,8 @@ def _convert(function, trackable, quantize, info):
     flex = [name for name in operator_names(flatbuffer) if name.startswith("Flex")]
     if flex:  # cannot happen with TFLITE_BUILTINS only; guards against converter changes
         raise TFLiteExportError(f"{info.get('model_type')}: the converted model uses Flex ops {flex}")
+    if quantize == "int8":
+        flatbuffer = float_narrow_pointwise_convs(flatbuffer)
     model, _ = _read_model(flatbuffer)
     if model.SignatureDefsLength() == 0:  # the converter logs the error and goes on without one
         raise TFLiteExportError(
@@ -111,6 +114,58 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
     function = text2wav_function(acoustic, vocoder, batch_size=1)
     info = combined_info(model_info(acoustic, sampling_rate=sampling_rate), model_info(vocoder, sampling_rate=sampling_rate))
     return _convert(function, _variables_of(acoustic, vocoder), quantize, info)
+
+
+# A dynamic-range int8 pointwise (1x1) conv over at most this many input channels is given back its
+# float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter.
+FLOAT_POINTWISE_MAX_CHANNELS = 96
+
+
+def float_narrow_pointwise_convs(flatbuffer):
+    """The int8 file with float32 filters in its narrow pointwise convs (see FLOAT_POINTWISE_MAX_CHANNELS).
+
+    With int8 weights and float activations ("dynamic range"), LiteRT's XNNPACK quantizes each
+    conv's input row by row on every call: a min/max, a conversion and a packing per row. For a
+    1x1 conv over 48 or 96 channels (MB-MelGAN's last residual stacks, at the sub-band sample
+    rate: tens of thousands of rows per second of audio) that costs more than the float32
+    product it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the
+    MB-MelGAN v1 int8 file ran in 0.82 of its time with its 48- and 96-channel pointwise convs in
+    float32; with the 192-channel ones as well 0.88, and convs with taps (FastSpeech2's, the
+    vocoder's 3-tap and 7-tap ones) were slower in float32. The float32 filter holds the int8
+    values times their per-channel scales: the same weights, only the activations stay float.
+    Other convs and ops are untouched.
+    """
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    schema = _schema()
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    restored = 0
+    for subgraph in model.subgraphs:
+        for op in subgraph.operators:
+            code = model.operatorCodes[op.opcodeIndex]
+            if max(code.builtinCode, code.deprecatedBuiltinCode) != schema.BuiltinOperator.CONV_2D:
+                continue
+            inputs, weights = subgraph.tensors[op.inputs[0]], subgraph.tensors[op.inputs[1]]
+            out_channels, height, width, in_channels = (int(size) for size in weights.shape)
+            if (
+                weights.type != schema.TensorType.INT8
+                or inputs.type != schema.TensorType.FLOAT32
+                or height * width != 1
+                or in_channels > FLOAT_POINTWISE_MAX_CHANNELS
+            ):
+                continue
+            scales = np.asarray(weights.quantization.scale, np.float32)
+            if weights.quantization.quantizedDimension != 0 or scales.size not in (1, out_channels):
+                continue  # not the converter's per-output-channel layout: leave it as it is
+            buffer = model.buffers[weights.buffer]
+            values = np.frombuffer(bytes(buffer.data), np.int8).reshape(out_channels, -1) * scales.reshape(-1, 1)
+            buffer.data = np.frombuffer(values.astype("<f4").tobytes(), np.uint8)
+            weights.type, weights.quantization = schema.TensorType.FLOAT32, None
+            restored += 1
+    if not restored:
+        return flatbuffer
+    logger.debug("int8 file: %d narrow pointwise convs keep float32 filters", restored)
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
 # --------------------------------------------------------------------------- flatbuffer contents
