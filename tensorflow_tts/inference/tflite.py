@@ -139,6 +139,10 @@ def float_narrow_pointwise_convs(flatbuffer):
 
     schema = _schema()
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    users = {}  # buffer index -> how many tensors read it (the converter may share equal constants)
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            users[tensor.buffer] = users.get(tensor.buffer, 0) + 1
     restored = 0
     for subgraph in model.subgraphs:
         for op in subgraph.operators:
@@ -154,12 +158,21 @@ def float_narrow_pointwise_convs(flatbuffer):
                 or in_channels > FLOAT_POINTWISE_MAX_CHANNELS
             ):
                 continue
-            scales = np.asarray(weights.quantization.scale, np.float32)
-            if weights.quantization.quantizedDimension != 0 or scales.size not in (1, out_channels):
+            quantization = weights.quantization
+            if quantization is None or quantization.scale is None or quantization.quantizedDimension != 0:
                 continue  # not the converter's per-output-channel layout: leave it as it is
-            buffer = model.buffers[weights.buffer]
-            values = np.frombuffer(bytes(buffer.data), np.int8).reshape(out_channels, -1) * scales.reshape(-1, 1)
-            buffer.data = np.frombuffer(values.astype("<f4").tobytes(), np.uint8)
+            scales = np.asarray(quantization.scale, np.float32).reshape(-1, 1)
+            zero_points = np.asarray(quantization.zeroPoint if quantization.zeroPoint is not None else [0]).reshape(-1, 1)
+            if scales.shape[0] not in (1, out_channels) or zero_points.shape[0] not in (1, out_channels):
+                continue
+            int8_values = np.frombuffer(bytes(model.buffers[weights.buffer].data), np.int8).reshape(out_channels, -1)
+            buffer = schema.BufferT()  # a buffer of its own: another tensor may read the int8 one
+            buffer.data = np.frombuffer(((int8_values - zero_points) * scales).astype("<f4").tobytes(), np.uint8)
+            users[weights.buffer] -= 1
+            if not users[weights.buffer]:
+                model.buffers[weights.buffer].data = None
+            model.buffers.append(buffer)
+            weights.buffer = len(model.buffers) - 1
             weights.type, weights.quantization = schema.TensorType.FLOAT32, None
             restored += 1
     if not restored:
