@@ -214,7 +214,8 @@ def test_vocoder_files_reshape_the_signal_once_per_generator_not_per_conv():
 
 
 def conv_filters(flatbuffer):
-    """[(filter shape (O, 1, K, C), "INT8" or "FLOAT32", values as stored: int8 values, or float32)] of every CONV_2D."""
+    """[(filter shape (O, 1, K, C), "INT8" or "FLOAT32", the values as stored, the int8 scales or None)]
+    of every CONV_2D, in graph order."""
     from tensorflow.lite.python import schema_py_generated as schema
 
     type_names = {value: name for name, value in vars(schema.TensorType).items() if not name.startswith("_")}
@@ -255,7 +256,7 @@ def test_int8_gives_narrow_pointwise_convs_their_float32_filters_back(monkeypatc
             expected = old_values.reshape(shape[0], -1).astype(np.float32) * scales.reshape(-1, 1)
             np.testing.assert_array_equal(values.reshape(shape[0], -1), expected)
             changed += 1
-    assert changed == 2 * 2  # two stacks, each with its block's 1x1 conv and its shortcut
+    assert changed == 2 * 2  # the 64-channel stage's two residual blocks: each one's 1x1 conv and shortcut
 
     mels = np.random.default_rng(5).normal(size=[1, 11, NUM_MELS]).astype(np.float32)
     expected = vocoder(mels).numpy()

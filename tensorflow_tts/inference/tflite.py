@@ -126,8 +126,8 @@ def float_narrow_pointwise_convs(flatbuffer):
 
     With int8 weights and float activations ("dynamic range"), LiteRT's XNNPACK quantizes each
     conv's input row by row on every call: a min/max, a conversion and a packing per row. For a
-    1x1 conv over 48 or 96 channels (MB-MelGAN's last residual stacks, at the sub-band sample
-    rate: tens of thousands of rows per second of audio) that costs more than the float32
+    1x1 conv over 48 or 96 channels (MB-MelGAN's last residual stacks; the last one runs at the
+    sub-band rate, 5,512 rows per second of 22.05 kHz audio) that costs more than the float32
     product it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the
     MB-MelGAN v1 int8 file ran in 0.82 of its time with its 48- and 96-channel pointwise convs in
     float32; with the 192-channel ones as well 0.88, and convs with taps (FastSpeech2's, the
