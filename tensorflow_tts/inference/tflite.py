@@ -147,7 +147,7 @@ def float_narrow_pointwise_convs(flatbuffer):
     for subgraph in model.subgraphs:
         for op in subgraph.operators:
             code = model.operatorCodes[op.opcodeIndex]
-            if max(code.builtinCode, code.deprecatedBuiltinCode) != schema.BuiltinOperator.CONV_2D:
+            if _builtin_code(code.builtinCode, code.deprecatedBuiltinCode) != schema.BuiltinOperator.CONV_2D:
                 continue
             inputs, weights = subgraph.tensors[op.inputs[0]], subgraph.tensors[op.inputs[1]]
             out_channels, height, width, in_channels = (int(size) for size in weights.shape)
@@ -196,6 +196,12 @@ def operator_names(flatbuffer):
     return sorted({code_name(model.OperatorCodes(index)) for index in range(model.OperatorCodesLength())})
 
 
+def _builtin_code(builtin_code, deprecated_builtin_code):
+    """An OperatorCode's operator: files keep codes under 127 in the deprecated int8 field, and
+    newer converters write both fields, so the larger of the two is the operator."""
+    return max(builtin_code, deprecated_builtin_code)
+
+
 def _read_model(flatbuffer):
     """The flatbuffer's Model, and a function from one of its OperatorCodes to the op's name."""
     schema = _schema()
@@ -203,7 +209,7 @@ def _read_model(flatbuffer):
     builtin_names = {value: name for name, value in vars(schema.BuiltinOperator).items() if not name.startswith("_")}
 
     def code_name(code):
-        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        builtin = _builtin_code(code.BuiltinCode(), code.DeprecatedBuiltinCode())
         if builtin == schema.BuiltinOperator.CUSTOM:
             return code.CustomCode().decode()
         return builtin_names.get(builtin, str(builtin))
