@@ -1,0 +1,101 @@
+"""int8 TFLite vocoders with and without float32 filters in their narrow pointwise convs.
+
+Ours against ours: each vocoder (random weights) is converted to int8 once per limit of
+`tensorflow_tts.inference.tflite.FLOAT_POINTWISE_MAX_CHANNELS` (0: every filter int8, as
+before the rewrite), and the files are timed in a fresh process that imports no TensorFlow
+(LiteRT + numpy, as a shipped voice runs them), one call of each per round in turn. Printed
+per vocoder and limit: the median of the per-round ratios to the limit-0 file with their
+quartiles, and the largest difference of its audio from the limit-0 file's. Rerun it on a
+CPU where the limit of 96 was not measured (benchmarks/README.md, twelfth stop).
+
+    python benchmarks/int8_pointwise.py                         # about 2 minutes on 2 cores
+    python benchmarks/int8_pointwise.py --limits 0 64 96 128 --threads 1 --rounds 20
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+TIME_CHILD = "--time-files"
+COMPARISON_VOCODER = "mb_melgan_2_4_8"  # the side-by-side comparison's MB-MelGAN (roofline.py's)
+
+
+def convert(args, folder):
+    """Write one int8 file per (vocoder, limit) and the mel input; return the spec for the timing child."""
+    import tensorflow_tts.inference.tflite as tflite
+    from inference_rtf import VOCODERS, build_vocoder
+    from measure import print_machine
+    from roofline import build_mb_melgan
+
+    print_machine()
+    mels = np.random.default_rng(0).normal(size=[1, args.frames, 80]).astype(np.float32)
+    np.save(folder / "mels.npy", mels)
+    spec = dict(threads=args.threads, rounds=args.rounds, limits=args.limits, models={})
+    for name in args.models:
+        model = build_mb_melgan([2, 4, 8]) if name == COMPARISON_VOCODER else build_vocoder(name)[0]
+        for limit in args.limits:
+            tflite.FLOAT_POINTWISE_MAX_CHANNELS = limit
+            (folder / f"{name}.{limit}.tflite").write_bytes(tflite.convert_model(model, "int8"))
+        spec["models"][name] = [f"{name}.{limit}.tflite" for limit in args.limits]
+        print(f"converted {name} at limits {args.limits}", flush=True)
+    (folder / "spec.json").write_text(json.dumps(spec))
+
+
+def time_files(folder):
+    """(fresh process, no TensorFlow) Alternate each vocoder's files and print their ratios."""
+    from tensorflow_tts.inference.tflite import TFLiteModel
+
+    spec = json.loads((folder / "spec.json").read_text())
+    mels = np.load(folder / "mels.npy")
+    for name, files in spec["models"].items():
+        models = [TFLiteModel(folder / file, num_threads=spec["threads"]) for file in files]
+        audio = [model(mels=mels)["audio"] for model in models]  # also the warm-up call
+        times = [[] for _ in models]
+        for _ in range(spec["rounds"]):
+            for model, samples in zip(models, times):
+                start = time.perf_counter()
+                model(mels=mels)
+                samples.append(time.perf_counter() - start)
+        baseline = spec["limits"].index(0)
+        for limit, samples, output in zip(spec["limits"], times, audio):
+            if limit == 0:
+                continue
+            ratios = sorted(t / t0 for t, t0 in zip(samples, times[baseline]))
+            quartiles = statistics.quantiles(ratios, n=4)
+            print(f"{name}: limit {limit} / all int8 {statistics.median(ratios):.3f} "
+                  f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, {len(ratios)} rounds); "
+                  f"max |audio difference| {np.abs(output - audio[baseline]).max():.2e}", flush=True)
+    if "tensorflow" in sys.modules:
+        raise SystemExit("the timing process imported TensorFlow: its figures would not be a shipped voice's")
+
+
+def main(argv=None):
+    if argv is None and len(sys.argv) == 3 and sys.argv[1] == TIME_CHILD:
+        return time_files(Path(sys.argv[2]))
+    import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
+    from inference_rtf import VOCODERS
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=[COMPARISON_VOCODER, *VOCODERS],
+                        choices=[COMPARISON_VOCODER, *VOCODERS])
+    parser.add_argument("--limits", nargs="+", type=int, default=[0, 96], help="channel limits; 0 is the baseline")
+    parser.add_argument("--frames", type=int, default=862, help="mel frames (862: 10 s at hop 256)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=12)
+    args = parser.parse_args(argv)
+    if 0 not in args.limits:
+        args.limits = [0, *args.limits]
+    with tempfile.TemporaryDirectory() as folder:
+        convert(args, Path(folder))
+        subprocess.run([sys.executable, __file__, TIME_CHILD, folder], check=True)
+
+
+if __name__ == "__main__":
+    main()
