@@ -105,6 +105,46 @@ def test_inference_stops_at_the_stop_token():
     assert np.all(tf.sigmoid(stop_tokens) > 0.5)
 
 
+@pytest.mark.parametrize("attention_type, n_lstm_decoder", [("lsa", 1), ("sma", 1), ("lsa", 2)])
+def test_inference_moves_the_context_products_out_of_the_loop_where_that_reads_less(attention_type, n_lstm_decoder):
+    """B * T < E (the memory's channels): the steps multiply the alignments by the values already
+    multiplied by the context's weight rows; otherwise the context by the rows, as in training.
+    The same sums in another order: equal to float rounding, and not bit for bit."""
+    model = TFTacotron2(tiny_config(reduction_factor=2, attention_type=attention_type, n_lstm_decoder=n_lstm_decoder))
+    model.build_once()
+    set_stop_bias(model, -10.0)
+    model.setup_maximum_iterations(6)
+    model.setup_prenet_dropout(enabled=False)
+    short, long = padded_batch()[:3], padded_batch(input_lengths=(9, 5))[:3]
+    assert 2 * 7 < model.config.encoder_output_size <= 2 * 9
+    projected = {name: model.inference(*inputs) for name, inputs in (("short", short), ("long", long))}
+    model.project_memory = False
+    model._setup_inference_fn()
+    for name, inputs in (("short", short), ("long", long)):
+        for ours, in_loop in zip(projected[name], model.inference(*inputs)):
+            np.testing.assert_allclose(ours, in_loop, rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(projected["short"][0], model.inference(*short)[0])
+    np.testing.assert_array_equal(projected["long"][0], model.inference(*long)[0])
+
+
+def test_a_batch_of_one_projects_the_memory_at_any_length():
+    """The TFLite form (a static batch of one) holds one loop, the projected one, whatever T is."""
+    model = TFTacotron2(tiny_config(reduction_factor=2))
+    model.build_once()
+    set_stop_bias(model, -10.0)
+    model.setup_maximum_iterations(5)
+    model.setup_prenet_dropout(enabled=False)
+    inputs = padded_batch(input_lengths=(18,))[:3]
+    assert 18 >= model.config.encoder_output_size
+    projected = model.inference_tflite(*inputs)
+    model.project_memory = False
+    model._setup_inference_fn()
+    in_loop = model.inference_tflite(*inputs)
+    for ours, theirs in zip(projected, in_loop):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(projected[0], in_loop[0])
+
+
 def test_stepwise_monotonic_inference_attends_one_token_at_a_time_and_never_back():
     model = TFTacotron2(tiny_config(reduction_factor=2, attention_type="sma"))
     model.setup_maximum_iterations(12)

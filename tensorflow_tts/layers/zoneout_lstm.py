@@ -70,10 +70,15 @@ class ZoneoutLSTMCell(tf.keras.layers.Layer):
         Returns:
             ``(h, [h, c])``: the output (B, units) and the new states.
         """
+        return self.step(tf.matmul(inputs, self.kernel), states, training)
+
+    def step(self, input_product, states, training=False):
+        """`call` from ``inputs @ kernel`` (B, 4 * units), computed by the caller (e.g. in parts).
+        Called directly, outside Keras' ``__call__``, it reads the weights in the product's dtype."""
         h_previous, c_previous = states
-        z = tf.matmul(inputs, self.kernel)
-        z += tf.matmul(h_previous, self.recurrent_kernel)
-        h, c = lstm_gates(bias_add(z, self.bias), c_previous)
+        dtype = input_product.dtype
+        z = input_product + tf.matmul(h_previous, tf.cast(self.recurrent_kernel, dtype))
+        h, c = lstm_gates(bias_add(z, tf.cast(self.bias, dtype)), c_previous)
         if self.zoneout_rate > 0.0:
             h = self._zoneout(h_previous, h, training)
             c = self._zoneout(c_previous, c, training)

@@ -4,7 +4,8 @@
 The decoder loop is our own `tf.while_loop` (no tensorflow-addons): teacher-forced in
 `call`, free-running with a stop token and an iteration limit in `inference`. The blocks
 it composes (encoder, prenet, decoder cell, postnet) live in `layers/tacotron2.py` and
-`layers/postnet.py`.
+`layers/postnet.py`. Free-running, a step's products with the attention context are taken
+out of the loop where that reads fewer weights per step (`layers.tacotron2.MemoryProjection`).
 """
 
 import logging
@@ -99,6 +100,10 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         self.maximum_iterations = 4000
         self.window = None  # (win_front, win_back) or None
         self.prenet_seed = None
+        # Free-running steps take the context's products out of the loop where that reads less
+        # (`Tacotron2DecoderCell.project_memory`); False keeps them in it (the same values up to
+        # float rounding; for comparisons). Re-trace with `_setup_inference_fn` after a change.
+        self.project_memory = True
         self._setup_inference_fn()
 
     # ------------------------------------------------------------------ inference settings
@@ -215,11 +220,11 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         else:
             seed = tf.cast(tf.stack([prenet_seed, 0]), tf.int32)
 
-        def body(step, frame, state, finished, arrays):
+        def body(step, frame, state, finished, arrays, projection):
             step_seed = None if seed is None else tf.random.experimental.stateless_fold_in(seed, step)
             frames, stop_logits, alignments, state = self.decoder_cell(
                 frame, state, keys, values, memory_mask, training=training, dropout_seed=step_seed, window=window,
-                free_running=not teacher,
+                free_running=not teacher, projection=projection,
             )
             outputs = (frames, stop_logits, alignments)
             arrays = tuple(array.write(step, output) for array, output in zip(arrays, outputs))
@@ -236,33 +241,50 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         def cond(step, frame, state, finished, arrays):
             return tf.logical_and(step < max_steps, tf.logical_not(tf.reduce_all(finished)))
 
+        def loop(projection=None):
+            """(frames, stop logits, alignments) of the loop, with or without a `MemoryProjection`."""
+            loop_vars = (
+                tf.constant(0, tf.int32),
+                tf.zeros([batch_size, n_mels], dtype),
+                self.decoder_cell.get_initial_state(batch_size, memory_length, dtype, projected=projection is not None),
+                tf.zeros([batch_size], tf.bool),
+                (array(r * n_mels), array(r)) + ((array(None),) if keep_alignments else ()),
+            )
+            steps, _, _, _, arrays = tf.while_loop(
+                cond, lambda *loop_vars: body(*loop_vars, projection), loop_vars, maximum_iterations=max_steps)
+            # (S, B, ...) -> (B, S, ...), only the S steps actually run. Teacher-forced, every
+            # step runs, and stack is what XLA can differentiate. Otherwise unwritten elements
+            # stack as zeros only with a fully known element shape; gather needs no such thing
+            # but is no TFLite builtin.
+            arrays = [
+                array.stack() if teacher
+                else array.stack()[:steps] if array.element_shape.is_fully_defined()
+                else array.gather(tf.range(steps))
+                for array in arrays
+            ]
+            frames = tf.reshape(tf.transpose(arrays[0], [1, 0, 2]), [batch_size, -1, n_mels])
+            stop_logits = tf.reshape(tf.transpose(arrays[1], [1, 0, 2]), [batch_size, -1])
+            alignments = tf.transpose(arrays[2], [1, 2, 0]) if keep_alignments else None
+            return frames, stop_logits, alignments
+
         def array(size):
             # Fixed size and, with a static batch (`inference_tflite`), a fully static element
             # shape: what TFLite's builtin tensor-list lowering needs.
             return tf.TensorArray(dtype, size=max_steps, element_shape=tf.TensorShape([keys.shape[0], size]))
 
-        loop_vars = (
-            tf.constant(0, tf.int32),
-            tf.zeros([batch_size, n_mels], dtype),
-            self.decoder_cell.get_initial_state(batch_size, memory_length, dtype),
-            tf.zeros([batch_size], tf.bool),
-            (array(r * n_mels), array(r)) + ((array(None),) if keep_alignments else ()),
-        )
-        steps, _, _, _, arrays = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_steps)
-        # (S, B, ...) -> (B, S, ...), only the S steps actually run. Teacher-forced, every
-        # step runs, and stack is what XLA can differentiate. Otherwise unwritten elements
-        # stack as zeros only with a fully known element shape; gather needs no such thing
-        # but is no TFLite builtin.
-        arrays = [
-            array.stack() if teacher
-            else array.stack()[:steps] if array.element_shape.is_fully_defined()
-            else array.gather(tf.range(steps))
-            for array in arrays
-        ]
-        frames = tf.reshape(tf.transpose(arrays[0], [1, 0, 2]), [batch_size, -1, n_mels])
-        stop_logits = tf.reshape(tf.transpose(arrays[1], [1, 0, 2]), [batch_size, -1])
-        alignments = tf.transpose(arrays[2], [1, 2, 0]) if keep_alignments else None
-        return frames, stop_logits, alignments
+        if teacher or training or not self.project_memory:
+            return loop()
+        # Free-running inference: the context's products move out of the loop where that
+        # reads less per step (`Tacotron2DecoderCell.project_memory`): B * T < E.
+        if keys.shape[0] == 1:
+            # A static batch of one (`inference_tflite`) takes the projected loop for any T: a
+            # TFLite file with both loops would hold most decoder weights twice (+33 % on disk).
+            return loop(self.decoder_cell.project_memory(values))
+        projected = batch_size * memory_length < config.encoder_output_size
+        frames, stop_logits, *alignments = tf.cond(
+            projected, lambda: [x for x in loop(self.decoder_cell.project_memory(values)) if x is not None],
+            lambda: [x for x in loop() if x is not None])
+        return frames, stop_logits, alignments[0] if keep_alignments else None
 
     def _postnet(self, decoder_output, step_mask, training):
         residual = self.residual_projection(self.postnet(decoder_output, step_mask=step_mask, training=training))
