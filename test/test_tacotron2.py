@@ -16,6 +16,7 @@ from tensorflow_tts.losses.guided_attention import (  # noqa: E402
     guided_attention_weights,
 )
 from tensorflow_tts.models import TFTacotron2  # noqa: E402
+from tensorflow_tts.utils.precision import weights_stored_as  # noqa: E402
 from helpers.tiny import TACOTRON2_V1_SHAPE  # noqa: E402
 
 N_MELS = 10
@@ -143,6 +144,24 @@ def test_a_batch_of_one_projects_the_memory_at_any_length():
     for ours, theirs in zip(projected, in_loop):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
     assert not np.array_equal(projected[0], in_loop[0])
+
+
+def test_a_trace_for_int8_weights_keeps_the_context_products_in_the_loop():
+    """An int8 file stores the context's rows in a quarter of the float projected memory's bytes."""
+    model = TFTacotron2(tiny_config(reduction_factor=2))
+    model.build_once()
+    set_stop_bias(model, -10.0)
+    model.setup_maximum_iterations(5)
+    model.setup_prenet_dropout(enabled=False)
+    inputs = padded_batch(input_lengths=(5,))[:3]
+    traced = {}
+    for quantize in ("float32", "int8"):
+        with weights_stored_as(quantize):
+            traced[quantize] = tf.function(model._inference_tflite)(*inputs)[0]
+    model.project_memory = False
+    in_loop = tf.function(model._inference_tflite)(*inputs)[0]
+    np.testing.assert_array_equal(traced["int8"], in_loop)
+    assert not np.array_equal(traced["float32"], in_loop)
 
 
 def test_stepwise_monotonic_inference_attends_one_token_at_a_time_and_never_back():

@@ -38,10 +38,11 @@ def make_converter(function, trackable=None, quantize="float32"):
     import tensorflow as tf
 
     from tensorflow_tts.layers import kernels
+    from tensorflow_tts.utils.precision import weights_stored_as
 
     if quantize not in QUANTIZATIONS:
         raise TFLiteExportError(f"unknown quantization {quantize!r}; use one of {', '.join(QUANTIZATIONS)}")
-    with kernels.portable():  # a TFLite runtime has builtin ops only
+    with kernels.portable(), weights_stored_as(quantize):  # a TFLite runtime has builtin ops only
         concrete = function.get_concrete_function()
     converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], trackable)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]

@@ -1,8 +1,13 @@
-"""Mixed precision: float32 outputs from models computing in float16/bfloat16, and whether this CPU computes bfloat16 natively."""
+"""Mixed precision: float32 outputs from models computing in float16/bfloat16, whether this CPU
+computes bfloat16 natively, and how the weights of a graph being traced for a file are stored."""
 
+import contextlib
 import functools
+import threading
 
 import tensorflow as tf
+
+_trace = threading.local()
 
 
 def to_float32(structure):
@@ -38,3 +43,22 @@ def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
     except OSError:
         pass
     return False
+
+
+@contextlib.contextmanager
+def weights_stored_as(quantize):
+    """Trace for a file whose weights are stored as ``quantize`` ("float32", "float16" or "int8"):
+    a model whose faster form depends on the bytes a weight takes asks `stored_weights` (the
+    TFLite converter traces under it; Tacotron 2's `MemoryProjection` reads fewer bytes per
+    decoder step than float weights, more than int8 ones)."""
+    previous = getattr(_trace, "quantize", None)
+    _trace.quantize = quantize
+    try:
+        yield
+    finally:
+        _trace.quantize = previous
+
+
+def stored_weights():
+    """How the weights of the graph being traced are stored: "float32" unless `weights_stored_as` says."""
+    return getattr(_trace, "quantize", None) or "float32"
