@@ -106,16 +106,22 @@ def test_inference_stops_at_the_stop_token():
     assert np.all(tf.sigmoid(stop_tokens) > 0.5)
 
 
+def deterministic_decoder(steps, **overrides):
+    """A tiny Tacotron2 (r = 2) that decodes ``steps`` steps without stopping, prenet dropout off."""
+    model = TFTacotron2(tiny_config(reduction_factor=2, **overrides))
+    model.build_once()
+    set_stop_bias(model, -10.0)
+    model.setup_maximum_iterations(steps)
+    model.setup_prenet_dropout(enabled=False)
+    return model
+
+
 @pytest.mark.parametrize("attention_type, n_lstm_decoder", [("lsa", 1), ("sma", 1), ("lsa", 2)])
 def test_inference_moves_the_context_products_out_of_the_loop_where_that_reads_less(attention_type, n_lstm_decoder):
     """B * T < E (the memory's channels): the steps multiply the alignments by the values already
     multiplied by the context's weight rows; otherwise the context by the rows, as in training.
     The same sums in another order: equal to float rounding, and not bit for bit."""
-    model = TFTacotron2(tiny_config(reduction_factor=2, attention_type=attention_type, n_lstm_decoder=n_lstm_decoder))
-    model.build_once()
-    set_stop_bias(model, -10.0)
-    model.setup_maximum_iterations(6)
-    model.setup_prenet_dropout(enabled=False)
+    model = deterministic_decoder(6, attention_type=attention_type, n_lstm_decoder=n_lstm_decoder)
     short, long = padded_batch()[:3], padded_batch(input_lengths=(9, 5))[:3]
     assert 2 * 7 < model.config.encoder_output_size <= 2 * 9
     projected = {name: model.inference(*inputs) for name, inputs in (("short", short), ("long", long))}
@@ -130,11 +136,7 @@ def test_inference_moves_the_context_products_out_of_the_loop_where_that_reads_l
 
 def test_a_batch_of_one_projects_the_memory_at_any_length():
     """The TFLite form (a static batch of one) holds one loop, the projected one, whatever T is."""
-    model = TFTacotron2(tiny_config(reduction_factor=2))
-    model.build_once()
-    set_stop_bias(model, -10.0)
-    model.setup_maximum_iterations(5)
-    model.setup_prenet_dropout(enabled=False)
+    model = deterministic_decoder(5)
     inputs = padded_batch(input_lengths=(18,))[:3]
     assert 18 >= model.config.encoder_output_size
     projected = model.inference_tflite(*inputs)
@@ -148,11 +150,7 @@ def test_a_batch_of_one_projects_the_memory_at_any_length():
 
 def test_a_trace_for_int8_weights_keeps_the_context_products_in_the_loop():
     """An int8 file stores the context's rows in a quarter of the float projected memory's bytes."""
-    model = TFTacotron2(tiny_config(reduction_factor=2))
-    model.build_once()
-    set_stop_bias(model, -10.0)
-    model.setup_maximum_iterations(5)
-    model.setup_prenet_dropout(enabled=False)
+    model = deterministic_decoder(5)
     inputs = padded_batch(input_lengths=(5,))[:3]
     traced = {}
     for quantize in ("float32", "int8"):
