@@ -125,8 +125,7 @@ def test_inference_moves_the_context_products_out_of_the_loop_where_that_reads_l
     short, long = padded_batch()[:3], padded_batch(input_lengths=(9, 5))[:3]
     assert 2 * 7 < model.config.encoder_output_size <= 2 * 9
     projected = {name: model.inference(*inputs) for name, inputs in (("short", short), ("long", long))}
-    model.project_memory = False
-    model._setup_inference_fn()
+    model.setup_memory_projection(False)
     for name, inputs in (("short", short), ("long", long)):
         for ours, in_loop in zip(projected[name], model.inference(*inputs)):
             np.testing.assert_allclose(ours, in_loop, rtol=1e-5, atol=1e-6)
@@ -140,8 +139,7 @@ def test_a_batch_of_one_projects_the_memory_at_any_length():
     inputs = padded_batch(input_lengths=(18,))[:3]
     assert 18 >= model.config.encoder_output_size
     projected = model.inference_tflite(*inputs)
-    model.project_memory = False
-    model._setup_inference_fn()
+    model.setup_memory_projection(False)
     in_loop = model.inference_tflite(*inputs)
     for ours, theirs in zip(projected, in_loop):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
@@ -156,7 +154,7 @@ def test_a_trace_for_int8_weights_keeps_the_context_products_in_the_loop():
     for quantize in ("float32", "int8"):
         with weights_stored_as(quantize):
             traced[quantize] = tf.function(model._inference_tflite)(*inputs)[0]
-    model.project_memory = False
+    model.setup_memory_projection(False)
     in_loop = tf.function(model._inference_tflite)(*inputs)[0]
     np.testing.assert_array_equal(traced["int8"], in_loop)
     assert not np.array_equal(traced["float32"], in_loop)

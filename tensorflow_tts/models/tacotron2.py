@@ -100,10 +100,7 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         self.maximum_iterations = 4000
         self.window = None  # (win_front, win_back) or None
         self.prenet_seed = None
-        # Free-running steps take the context's products out of the loop where that reads less
-        # (`Tacotron2DecoderCell.project_memory`); False keeps them in it (the same values up to
-        # float rounding; for comparisons). Re-trace with `_setup_inference_fn` after a change.
-        self.project_memory = True
+        self.memory_projection = True  # see setup_memory_projection
         self._setup_inference_fn()
 
     # ------------------------------------------------------------------ inference settings
@@ -126,6 +123,13 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
         if enabled is not None:
             self.decoder_cell.prenet.dropout_at_inference = bool(enabled)
         self.prenet_seed = None if seed is None else int(seed)
+        self._setup_inference_fn()
+
+    def setup_memory_projection(self, enabled=True):
+        """Free-running steps take the attention context's products out of the loop where that
+        reads less per step (`Tacotron2DecoderCell.project_memory`; on by default); False keeps
+        them in it, as in training: the same values up to float rounding, for comparisons."""
+        self.memory_projection = bool(enabled)
         self._setup_inference_fn()
 
     def _setup_inference_fn(self):
@@ -272,7 +276,7 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             # shape: what TFLite's builtin tensor-list lowering needs.
             return tf.TensorArray(dtype, size=max_steps, element_shape=tf.TensorShape([keys.shape[0], size]))
 
-        if teacher or training or not self.project_memory or stored_weights() == "int8":
+        if teacher or training or not self.memory_projection or stored_weights() == "int8":
             return loop()
         # Free-running inference over float weights: the context's products move out of the
         # loop where that reads less per step (`Tacotron2DecoderCell.project_memory`): B * T < E.
@@ -282,10 +286,12 @@ class TFTacotron2(LegacyWeightsMixin, ServableModel, tf.keras.Model):
             # A static batch of one (`inference_tflite`) takes the projected loop for any T: a
             # TFLite file with both loops would hold most decoder weights twice (+33 % on disk).
             return loop(self.decoder_cell.project_memory(values))
-        projected = batch_size * memory_length < config.encoder_output_size
+        def outputs(projected):  # tf.cond's branches return tensors only: no None for the alignments
+            found = loop(self.decoder_cell.project_memory(values) if projected else None)
+            return [output for output in found if output is not None]
+
         frames, stop_logits, *alignments = tf.cond(
-            projected, lambda: [x for x in loop(self.decoder_cell.project_memory(values)) if x is not None],
-            lambda: [x for x in loop() if x is not None])
+            batch_size * memory_length < config.encoder_output_size, lambda: outputs(True), lambda: outputs(False))
         return frames, stop_logits, alignments[0] if keep_alignments else None
 
     def _postnet(self, decoder_output, step_mask, training):
