@@ -12,9 +12,14 @@ training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; 
 - time per op family from a TensorFlow profiler trace of the real call, and the GFLOP/s each
   family reaches as a share of this machine's sustained fp32 matmul speed (2048^2, both cores);
 - the floor: the time the GEMM-like FLOPs need at that speed if nothing else ran; for
-  Tacotron2 the decoder reads its weights once per step, so its floor is bytes / bandwidth
-  (the faster of two reads: TensorFlow summing a 512 MB array, and LiteRT's one-row float32
-  matmul over 75.5 MB of weights, as the float32 Tacotron2 file's decoder reads them);
+  Tacotron2 the decoder reads its weights once per step, so its floor is the bytes a step
+  reads (`decoder_step_bytes`: with the memory projection of free-running synthesis) times the
+  steps over the bandwidth (the faster of two reads: TensorFlow summing a 512 MB array, and
+  LiteRT's one-row float32 matmul over 75.5 MB of weights, as the float32 Tacotron2 file's
+  decoder reads them), plus the GEMM FLOPs outside the loop (encoder, the projection, postnet)
+  at the matmul speed. Beside it, the floor of the same model's loop without the projection
+  (every decoder weight each step, as 1.8's decoder reads them) and the ratio of the two
+  floors: the best ratio to 1.8 fp32 could give if both ran at their floors;
 - how much the ops overlapped: their summed time over the median wall time. With TensorFlow's
   default inter-op threads (one per core) independent ops run side by side and share the
   cores, so each op's time includes its waits and the rates above understate its kernel (the
@@ -173,6 +178,36 @@ def lite_read_bandwidth(repeats, threads=2):
 
 
 # --------------------------------------------------------------------------- workloads
+def decoder_step_bytes(model, tokens, projected=True):
+    """Bytes one batch-1 Tacotron2 decoder step reads over ``tokens`` of memory: every decoder weight,
+    the attention keys and the values (for the context); with the memory projection of free-running
+    synthesis (`layers.tacotron2.MemoryProjection`) the context's weight rows and the values give way
+    to the projected memory, ``tokens`` rows of the same widths."""
+    config = model.config
+    weights = sum(_size(v.shape) * v.dtype.size for v in model.decoder_cell.trainable_variables)
+    memory = config.encoder_output_size  # E: the values' width
+    if not projected or tokens >= memory:  # the Keras call projects below E tokens (a batch-1 file at any length)
+        return weights + 4 * tokens * (config.attention_dim + memory)
+    # The context enters the attention LSTM's and the first decoder LSTM's gates (4 U each) and the frames.
+    widths = 8 * config.decoder_lstm_units + config.reduction_factor * config.n_mels
+    return weights - 4 * memory * widths + 4 * tokens * (config.attention_dim + widths)
+
+
+def outside_decoder_loop(model, tokens, frames):
+    """A concrete function of what Tacotron2's synthesis computes once, outside the decoder loop, at
+    static shapes: the encoder, the attention keys, the memory projection and the postnet over
+    ``frames``. (The encoder's LSTM runs in a loop of its own: `graph_flops` counts its step once.)"""
+    config = model.config
+
+    def outside(input_ids, input_lengths, speaker_ids, decoder_output):
+        _, values, _ = model._encode(input_ids, input_lengths, speaker_ids, training=False)  # noqa: SLF001
+        return model.decoder_cell.project_memory(values), model._postnet(decoder_output, None, training=False)  # noqa: SLF001
+
+    return tf.function(outside).get_concrete_function(
+        tf.TensorSpec([1, tokens], tf.int32), tf.TensorSpec([1], tf.int32), tf.TensorSpec([1], tf.int32),
+        tf.TensorSpec([1, frames, config.n_mels], tf.float32))
+
+
 def _fs2_train_inputs(batch, tokens, frames, vocab_size):
     rng = np.random.default_rng(3)
     durations = np.full([batch, tokens], frames // tokens, np.int32)
@@ -252,15 +287,34 @@ def workload(name, args):
         return (lambda: step(mels=mels, waves=waves).numpy(), step.get_concrete_function(mels=mels, waves=waves),
                 {"batch": "8 x 32 frames"})
     if name == "tacotron2":
-        model = build_tacotron2(600)
-        inputs = acoustic_inputs(120)
+        tokens, frames = 120, 600
+        model = build_tacotron2(frames)
+        inputs = acoustic_inputs(tokens)
         args = [tf.constant(inputs[key]) for key in ("input_ids", "input_lengths", "speaker_ids")]
         function = tf.function(lambda *a: model.inference(*a))
-        cell = model.decoder_cell
-        weight_bytes = sum(_size(v.shape) * v.dtype.size for v in cell.trainable_variables)
-        steps = 600 // model.config.reduction_factor
-        return lambda: function(*args)[1].numpy(), None, {"decoder_steps": steps, "weight_bytes_per_step": weight_bytes}
+        steps = frames // model.config.reduction_factor
+        extra = {"decoder_steps": steps, "bytes_per_step": decoder_step_bytes(model, tokens),
+                 "bytes_per_step_in_loop": decoder_step_bytes(model, tokens, projected=False)}
+        return lambda: function(*args)[1].numpy(), outside_decoder_loop(model, tokens, frames), extra
     raise ValueError(name)
+
+
+def decoder_floor(extra, counted, peak_gflops, bandwidth, seconds):
+    """The floor of a memory-bound decoder's call: its steps' bytes at ``bandwidth`` (GB/s) plus the GEMM
+    FLOPs of ``counted`` (what runs outside the loop) at ``peak_gflops``; the same with the loop's
+    reads without the memory projection; the median call of ``seconds`` against the first."""
+    flops, unknown = graph_flops(counted)
+    outside_ms = sum(flops.values()) / peak_gflops / 1e6
+
+    def floor_ms(bytes_per_step):
+        return extra["decoder_steps"] * bytes_per_step / bandwidth / 1e6 + outside_ms
+
+    bytes_read = extra["decoder_steps"] * extra["bytes_per_step"]
+    floor, in_loop = floor_ms(extra["bytes_per_step"]), floor_ms(extra["bytes_per_step_in_loop"])
+    return dict(bytes_read_gb=round(bytes_read / 1e9, 2), gflop_outside_loop=round(sum(flops.values()) / 1e9, 2),
+                unknown_shape_ops=unknown, floor_ms=round(floor, 1), floor_in_loop_ms=round(in_loop, 1),
+                floor_ratio=round(floor / in_loop, 3), achieved_gb_per_s=round(bytes_read / seconds / 1e9, 1),
+                floor_share_of_median=round(floor / (seconds * 1e3), 3))
 
 
 def report(name, args, peak_gflops, bandwidth):
@@ -273,7 +327,15 @@ def report(name, args, peak_gflops, bandwidth):
         ms_by_family[family(op_type)] = ms_by_family.get(family(op_type), 0.0) + ms
     entry = {"median_ms": round(seconds * 1e3, 1), **extra}
     lines = [f"{name}: median {seconds * 1e3:.1f} ms"]
-    if counted is not None:
+    if "decoder_steps" in extra:  # Tacotron2: the decoder's reads, plus the GEMMs outside its loop
+        entry.update(decoder_floor(extra, counted, peak_gflops, bandwidth, seconds))
+        lines[0] += (f"; decoder {extra['bytes_per_step'] / 1e6:.1f} MB x {extra['decoder_steps']} steps at "
+                     f"{bandwidth:.1f} GB/s + {entry['gflop_outside_loop']:.2f} GFLOP outside the loop at "
+                     f"{peak_gflops:.0f} GFLOP/s -> floor {entry['floor_ms']:.0f} ms (reaches "
+                     f"{entry['achieved_gb_per_s']:.1f} GB/s); in the loop (1.8's reads, "
+                     f"{extra['bytes_per_step_in_loop'] / 1e6:.1f} MB a step) {entry['floor_in_loop_ms']:.0f} ms: "
+                     f"floors' ratio {entry['floor_ratio']:.3f}")
+    elif counted is not None:
         flops, unknown = graph_flops(counted)
         total = sum(flops.values())
         floor_ms = total / peak_gflops / 1e6
@@ -287,15 +349,6 @@ def report(name, args, peak_gflops, bandwidth):
                                        "gflops_per_s": round(rate), "share_of_peak": round(rate / peak_gflops, 2)}
             lines.append(f"    {kind:<18} {flops.get(kind, 0) / 1e9:7.2f} GFLOP {ms:8.1f} ms  {rate:6.0f} GFLOP/s "
                          f"({100 * rate / peak_gflops:3.0f} % of peak)")
-    else:  # memory-bound decoder: weights read once per step
-        bytes_read = extra["decoder_steps"] * extra["weight_bytes_per_step"]
-        floor_ms = bytes_read / bandwidth / 1e6
-        entry.update(bytes_read_gb=round(bytes_read / 1e9, 2), floor_ms=round(floor_ms, 1),
-                     achieved_gb_per_s=round(bytes_read / seconds / 1e9, 1),
-                     floor_share_of_median=round(floor_ms / (seconds * 1e3), 3))
-        lines[0] += (f"; decoder weights {extra['weight_bytes_per_step'] / 1e6:.1f} MB x {extra['decoder_steps']} steps = "
-                     f"{bytes_read / 1e9:.1f} GB -> floor {floor_ms:.0f} ms at {bandwidth:.1f} GB/s "
-                     f"(reaches {bytes_read / seconds / 1e9:.1f} GB/s)")
     other = {family_: ms for family_, ms in ms_by_family.items() if family_ not in GEMM}
     entry["other_ops_ms"] = round(sum(other.values()), 1)
     entry["op_overlap"] = round(sum(op_ms.values()) / (seconds * 1e3), 2)
