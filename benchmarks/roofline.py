@@ -292,17 +292,24 @@ def workload(name, args):
         inputs = acoustic_inputs(tokens)
         args = [tf.constant(inputs[key]) for key in ("input_ids", "input_lengths", "speaker_ids")]
         function = tf.function(lambda *a: model.inference(*a))
-        steps = frames // model.config.reduction_factor
-        extra = {"decoder_steps": steps, "bytes_per_step": decoder_step_bytes(model, tokens),
-                 "bytes_per_step_in_loop": decoder_step_bytes(model, tokens, projected=False)}
-        return lambda: function(*args)[1].numpy(), outside_decoder_loop(model, tokens, frames), extra
+        return lambda: function(*args)[1].numpy(), outside_decoder_loop(model, tokens, frames), \
+            decoder_reads(model, tokens, frames)
     raise ValueError(name)
 
 
-def decoder_floor(extra, counted, peak_gflops, bandwidth, seconds):
-    """The floor of a memory-bound decoder's call: its steps' bytes at ``bandwidth`` (GB/s) plus the GEMM
-    FLOPs of ``counted`` (what runs outside the loop) at ``peak_gflops``; the same with the loop's
-    reads without the memory projection; the median call of ``seconds`` against the first."""
+def decoder_reads(model, tokens, frames):
+    """Tacotron2's synthesis of ``frames`` over ``tokens``: its decoder steps and the bytes each reads,
+    with the memory projection and without (`decoder_step_bytes`)."""
+    return {"decoder_steps": frames // model.config.reduction_factor,
+            "bytes_per_step": decoder_step_bytes(model, tokens),
+            "bytes_per_step_in_loop": decoder_step_bytes(model, tokens, projected=False)}
+
+
+def decoder_floor(extra, counted, peak_gflops, bandwidth, seconds=None):
+    """The floor of a memory-bound decoder's call: its steps' bytes (``extra``, `decoder_reads`) at
+    ``bandwidth`` (GB/s) plus the GEMM FLOPs of ``counted`` (what runs outside the loop) at
+    ``peak_gflops``; the same with the loop's reads without the memory projection; given the
+    median call's ``seconds``, the read speed it reached and the floor's share of it."""
     flops, unknown = graph_flops(counted)
     outside_ms = sum(flops.values()) / peak_gflops / 1e6
 
@@ -311,10 +318,26 @@ def decoder_floor(extra, counted, peak_gflops, bandwidth, seconds):
 
     bytes_read = extra["decoder_steps"] * extra["bytes_per_step"]
     floor, in_loop = floor_ms(extra["bytes_per_step"]), floor_ms(extra["bytes_per_step_in_loop"])
-    return dict(bytes_read_gb=round(bytes_read / 1e9, 2), gflop_outside_loop=round(sum(flops.values()) / 1e9, 2),
-                unknown_shape_ops=unknown, floor_ms=round(floor, 1), floor_in_loop_ms=round(in_loop, 1),
-                floor_ratio=round(floor / in_loop, 3), achieved_gb_per_s=round(bytes_read / seconds / 1e9, 1),
-                floor_share_of_median=round(floor / (seconds * 1e3), 3))
+    entry = dict(bytes_read_gb=round(bytes_read / 1e9, 2), gflop_outside_loop=round(sum(flops.values()) / 1e9, 2),
+                 unknown_shape_ops=unknown, floor_ms=round(floor, 1), floor_in_loop_ms=round(in_loop, 1),
+                 floor_ratio=round(floor / in_loop, 3))
+    if seconds is not None:
+        entry.update(achieved_gb_per_s=round(bytes_read / seconds / 1e9, 1),
+                     floor_share_of_median=round(floor / (seconds * 1e3), 3))
+    return entry
+
+
+def tacotron2_floor(model, tokens, frames, peak_gflops, bandwidth):
+    """`decoder_floor` of ``model``'s synthesis (batch 1): its reads (`decoder_reads`) and floors."""
+    extra = decoder_reads(model, tokens, frames)
+    return dict(extra, **decoder_floor(extra, outside_decoder_loop(model, tokens, frames), peak_gflops, bandwidth))
+
+
+def machine_rates():
+    """(sustained fp32 matmul GFLOP/s, the fastest read in GB/s, TensorFlow's read, LiteRT's read):
+    the floors take the fastest read this machine showed."""
+    peak, tf_read, lite_read = matmul_gflops(), read_bandwidth(5), lite_read_bandwidth(20)
+    return peak, max(tf_read, lite_read), tf_read, lite_read
 
 
 def report(name, args, peak_gflops, bandwidth):
@@ -374,8 +397,7 @@ def main():
     args = parser.parse_args()
     tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     print(machine_report())
-    peak, tf_read, lite_read = matmul_gflops(), read_bandwidth(5), lite_read_bandwidth(20)
-    bandwidth = max(tf_read, lite_read)  # the floor takes the fastest read this machine showed
+    peak, bandwidth, tf_read, lite_read = machine_rates()
     print(f"sustained fp32 matmul 2048^2: {peak:.0f} GFLOP/s; read bandwidth {tf_read:.1f} GB/s (TensorFlow sum "
           f"over 512 MB), {lite_read:.1f} GB/s (LiteRT one-row matmul over 75.5 MB)", flush=True)
     summary = {"matmul_gflops": round(peak), "read_gb_per_s": round(tf_read, 1), "lite_read_gb_per_s": round(lite_read, 1)}

@@ -24,6 +24,11 @@ runs that harness unchanged (imported from the peers folder) with these addition
   Tacotron2s and the cold start through the same shipped path in float32 (no quantization:
   float32 weights and arithmetic, XNNPACK), for the goals whose figure is asked at fp32
   without naming Keras. 1.8's figures are its Keras ones, as above.
+- ``taco2_infer_floor_ms``, ``taco2_v1_floor_ms``: the fp32 floor of both Tacotron2 calls,
+  measured in the same run (`roofline.tacotron2_floor`: the bytes its decoder steps read, with
+  the memory projection, at the fastest read this machine shows, plus the GEMMs outside the
+  loop at its sustained matmul speed). 1.8's figures are its Keras calls, so the ratio printed
+  is our floor over 1.8's time: above a goal, fp32 cannot meet it in that run.
 - ``fs2_train_fastest_ms``, ``voc_train_fastest_ms``: the harness's two training steps (its own
   step function and Adam, unchanged) with our models built under the trainer's mixed
   precision on a CPU, ``mixed_bfloat16`` (``--mixed_precision 1`` of the training scripts):
@@ -87,6 +92,11 @@ FASTEST = {
 FLOAT32_LITE = {
     "taco2_v1_fp32_lite_ms": "taco2_v1_ms",
     "taco2_infer_fp32_lite_ms": "taco2_infer_ms",
+}
+# Tacotron2's fp32 floors, and the Keras figure each one is compared with.
+FLOORS = {
+    "taco2_v1_floor_ms": "taco2_v1_ms",
+    "taco2_infer_floor_ms": "taco2_infer_ms",
 }
 # Training figures of the fastest path: (harness function, its float32 figure, its details key).
 TRAIN_FASTEST = {
@@ -160,6 +170,8 @@ def fastest_shipped_path():
 
 
 def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
+    """The ``*_fastest`` and float32 TFLite figures (see the module's docstring); returns the
+    class-defaults Tacotron2 it built (None for 1.8)."""
     tflite = fastest_shipped_path()
     if tflite is None:  # 1.8: its fastest path is its Keras model
         for fastest, keras in {**FASTEST, **FLOAT32_LITE}.items():
@@ -202,6 +214,24 @@ def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
         timed = json.loads(Path(folder, "timed.json").read_text())
     res.update(timed["figures"])
     res["details"]["fastest"] = timed["details"]
+    return tacotron2_defaults
+
+
+def run_floors(H, res, tacotron2s):
+    """``*_floor_ms`` of ``tacotron2s`` ({figure: model}), the machine's rates measured now; 1.8's
+    figures are its Keras calls (as in `run_fastest`)."""
+    if fastest_shipped_path() is None:
+        for floor, keras in FLOORS.items():
+            if keras in res:
+                res[floor] = res[keras]
+        return
+    import roofline  # beside this script
+
+    peak, bandwidth, _, _ = roofline.machine_rates()
+    for key, model in tacotron2s.items():
+        floor = roofline.tacotron2_floor(model, H.N_IDS, H.N_IDS * H.DUR_FRAMES, peak, bandwidth)
+        res[key] = floor["floor_ms"]
+        res["details"][key] = dict(floor, matmul_gflops=round(peak), read_gb_per_s=round(bandwidth, 1))
 
 
 def time_fastest_child(folder, threads):
@@ -352,7 +382,9 @@ def main():
         harness_tacotron2(M, args, res)
         H.log(f"tacotron2 (v1 recipe), then the fastest path ({FAST_QUANTIZE})")
         model, ids = run_tacotron2_v1(H, M, args, res)
-        run_fastest(H, M, args, res, model, ids)
+        defaults = run_fastest(H, M, args, res, model, ids)
+        H.log("tacotron2: the fp32 floors")
+        run_floors(H, res, {"taco2_v1_floor_ms": model, "taco2_infer_floor_ms": defaults})
 
     H.run_tacotron2 = tacotron2_and_fastest
     for fastest, (name, keras, details) in TRAIN_FASTEST.items():
