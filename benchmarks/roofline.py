@@ -188,8 +188,9 @@ def decoder_step_bytes(model, tokens, projected=True):
     memory = config.encoder_output_size  # E: the values' width
     if not projected or tokens >= memory:  # the Keras call projects below E tokens (a batch-1 file at any length)
         return weights + 4 * tokens * (config.attention_dim + memory)
-    # The context enters the attention LSTM's and the first decoder LSTM's gates (4 U each) and the frames.
-    widths = 8 * config.decoder_lstm_units + config.reduction_factor * config.n_mels
+    # The products the projection takes over, read from the cell's own projection (batch 1: (N, T)).
+    projection = model.decoder_cell.project_memory(tf.zeros([1, 1, memory]))
+    widths = projection.attention_memory.shape[0] + projection.decoder_memory.shape[0]
     return weights - 4 * memory * widths + 4 * tokens * (config.attention_dim + widths)
 
 
