@@ -54,7 +54,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["tensorflow_tts", "tensorflow_tts.*"]),
-    package_data={"tensorflow_tts": ["processor/pretrained/*.json", "serving/page.html", "layers/kernels/*.cc"]},
+    package_data={"tensorflow_tts": ["processor/pretrained/*.json", "serving/page.html", "layers/kernels/*.cc", "layers/kernels/*.h"]},
     install_requires=install_requires,
     extras_require=extras_require,
     entry_points={

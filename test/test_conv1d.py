@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.conv1d import Conv1D
 
 
@@ -47,9 +48,11 @@ def test_outputs_and_gradients_equal_keras_conv1d(kernel_size, padding, dilation
 
 @pytest.mark.parametrize("dilation", [1, 3])
 @pytest.mark.parametrize("in_channels", [4, 256])
-def test_the_gradients_are_forward_convs_and_matmuls(in_channels, dilation):
+def test_the_gradients_are_forward_convs_and_matmuls(in_channels, dilation, monkeypatch):
     """The custom gradient is what runs: no conv gradient op and no space-to-batch detour in
-    the traced gradient, dilated or not."""
+    the traced gradient, dilated or not (TensorFlow's ops: the compiled kernel gradient that
+    narrow convs take where it is usable is tested in test_fused_kernels.py)."""
+    monkeypatch.setenv(kernels.ENV_SWITCH, "0")
     x = tf.random.stateless_normal([2, 16, in_channels], seed=[3, 4])
     layer = Conv1D(3, 3, padding="same", dilation_rate=dilation)
     layer.build(x.shape)
@@ -65,6 +68,7 @@ import tensorflow_tts
 import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.conv1d import Conv1D
 strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("CPU"))
 x = tf.random.stateless_normal([4, 12, 8], seed=[5, 6])

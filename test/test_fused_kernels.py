@@ -1,5 +1,6 @@
-"""The compiled residual-stack kernel (`layers.kernels`): the values of the TensorFlow ops it
-replaces, used only where it can be, never in exported graphs, and a clean fallback."""
+"""The compiled kernels (`layers.kernels`): the residual stack's and the narrow convs' kernel
+gradient give the values of the TensorFlow ops they replace, are used only where they can be,
+never in exported graphs, and fall back cleanly."""
 
 import logging
 import shutil
@@ -14,10 +15,12 @@ from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
 from tensorflow_tts.inference.export import export_saved_model
 from tensorflow_tts.inference.tflite import convert_model, operator_names
 from tensorflow_tts.layers import kernels
+from tensorflow_tts.layers.conv1d import Conv1D, kernel_gradient
 from tensorflow_tts.layers.residual_stack import TFResidualStack
 from tensorflow_tts.models import TFMBMelGANGenerator
 
 OP = "TtsResidualStack"
+GRADIENT_OP = "TtsConvKernelGradient"
 
 needs_compiler = pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to build the kernels")
 
@@ -145,9 +148,82 @@ def test_a_failed_build_is_remembered_and_not_retried_by_later_processes(monkeyp
     assert calls.read_text().splitlines() == ["run", "run"]
 
 
-def test_the_cache_key_follows_source_tensorflow_and_compiler(monkeypatch, tmp_path):
+def test_the_cache_key_follows_sources_tensorflow_and_compiler(monkeypatch, tmp_path):
     monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path))
     first = kernels.library_path()
     assert first.parent.parent == tmp_path
+    assert {path.name for path in kernels.SOURCES} >= {"residual_stack.cc", "kernel_gradient.cc"}
+    header = tmp_path / "vectors.h"
+    header.write_text(kernels.HEADERS[0].read_text() + "// changed\n")
+    monkeypatch.setattr(kernels, "HEADERS", [header])
+    assert kernels.library_path() != first  # a header both sources include is part of the key
+    monkeypatch.undo()
+    monkeypatch.setenv("TF_TTS_KERNEL_CACHE", str(tmp_path))
     monkeypatch.setenv("CXX", "clang++")
     assert kernels.library_path() != first
+
+
+def kernel_gradients(switch, monkeypatch, x_padded, dy, kernel_shape, dilation):
+    """`kernel_gradient` traced with the compiled kernels switched on ("1") or off ("0"): its
+    value and whether the trace holds the compiled op."""
+    monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+    function = tf.function(lambda x, d: kernel_gradient(x, d, kernel_shape, dilation))
+    return function(x_padded, dy).numpy(), GRADIENT_OP in op_types(function, x_padded, dy)
+
+
+@needs_compiler
+@pytest.mark.parametrize(
+    "batch,steps,in_channels,out_channels,taps,dilation",
+    [
+        (8, 300, 48, 48, 3, 9),    # MB-MelGAN's last stage; 300 rows: two chunks and part of one
+        (2, 40, 20, 32, 7, 1),     # C_in not a multiple of the 8-row register block; under a chunk
+        (3, 129, 48, 4, 7, 1),     # C_out 4 (the last conv): vectors along C_in, transposed at the end
+        (1, 64, 192, 192, 1, 1),   # one tap, the widest that qualifies
+    ],
+)
+def test_the_compiled_kernel_gradient_gives_the_matmuls_values(batch, steps, in_channels, out_channels, taps,
+                                                               dilation, monkeypatch):
+    x_padded = tf.random.stateless_normal([batch, steps + dilation * (taps - 1), in_channels], seed=[3, 1])
+    dy = tf.random.stateless_normal([batch, steps, out_channels], seed=[3, 2])
+    shape = (taps, in_channels, out_channels)
+    reference, reference_compiled = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
+    compiled, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    assert used and not reference_compiled
+    assert compiled.shape == reference.shape == shape
+    np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
+    again, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    np.testing.assert_array_equal(again, compiled)  # the threads' sums are added in a fixed order
+
+
+@needs_compiler
+def test_narrow_convs_train_with_the_compiled_kernel_gradient_and_wide_ones_without(monkeypatch):
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    x = tf.random.stateless_normal([2, 50, 48], seed=[4, 1])
+
+    def gradients(layer):
+        layer(x)  # builds the weights
+
+        @tf.function
+        def step(v):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(layer(v)))
+            return tape.gradient(loss, layer.kernel)
+
+        return step, step(x).numpy()
+
+    narrow = Conv1D(48, 3, dilation_rate=3, padding="same", kernel_initializer=tf.keras.initializers.GlorotNormal(5))
+    step, compiled = gradients(narrow)
+    assert GRADIENT_OP in op_types(step, x)
+    monkeypatch.setenv(kernels.ENV_SWITCH, "0")
+    step, reference = gradients(narrow)
+    assert GRADIENT_OP not in op_types(step, x)
+    np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    step, _ = gradients(Conv1D(256, 3, padding="same"))  # 48 x 256 weights per tap: within the limit
+    assert GRADIENT_OP in op_types(step, x)
+    step, _ = gradients(Conv1D(1024, 3, padding="same"))  # 48 x 1024: TensorFlow's matmuls are faster
+    assert GRADIENT_OP not in op_types(step, x)
+    compiled_xla = tf.function(lambda v: tf.gradients(tf.reduce_sum(tf.square(narrow(v))), narrow.kernel)[0],
+                               jit_compile=True)
+    np.testing.assert_allclose(compiled_xla(x).numpy(), reference, rtol=1e-4, atol=1e-4 * float(np.abs(reference).max()))
+    assert GRADIENT_OP not in op_types(compiled_xla, x)  # XLA compiles TensorFlow's own ops only

@@ -22,7 +22,14 @@ generator's gradients then took 0.978-0.988 of the time: too little to keep two 
 
 import tensorflow as tf
 
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.bias import KerasConvBias
+
+# Convs with at most this many C_in x C_out weights per tap take their kernel gradient from the
+# compiled kernel (`layers.kernels`, kernel_gradient.cc) where it is usable: on 2 threads it took
+# 0.62-0.65 of the per-tap matmuls' time at 48-192 channels (3 taps, the MB-MelGAN generator's
+# rows), 0.70-0.81 at 32 and 64, the same at 128 (7 taps), and 1.3-1.7x at 256-384 channels.
+COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS = 192 * 192
 
 
 def _same_padding(kernel_size, dilation=1):
@@ -77,6 +84,13 @@ def input_gradient(dy, kernel, before, after, dilation=1):
     return tf.squeeze(dx, 1)
 
 
+def _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
+    """Whether the compiled kernel computes `kernel_gradient`: few channels, one side a multiple of
+    16 (its vectors' width), float32 where `kernels.usable`."""
+    return (in_channels * out_channels <= COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS
+            and (in_channels % 16 == 0 or out_channels % 16 == 0) and kernels.usable(dy))
+
+
 def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
     dy (B, T_out, C_out) -> (K, C_in, C_out).
@@ -91,8 +105,14 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     first ("im2col", one (N, K * C_in) product) keeps the matmul wider but copies K times the
     input: with it the MB-MelGAN v1 generator step (C_in 48-192) took 1.10-1.13 times as
     long on two threads, and the same time on one (`benchmarks/README.md`).
+
+    Narrow convs (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`) take the same sums from a compiled
+    kernel where one is usable (`layers.kernels`): all taps of a chunk of rows while it is in
+    cache, each thread into its own sums.
     """
     kernel_size, in_channels, out_channels = kernel_shape
+    if _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
+        return kernels.ops().tts_conv_kernel_gradient(x_padded, dy, taps=kernel_size, dilation=dilation)
     span = dilation * (kernel_size - 1)
     rows = tf.reshape(x_padded, [-1, in_channels])
     if span == 0:  # a 1-tap conv: the rows themselves

@@ -1,19 +1,20 @@
-"""Fused CPU kernels for inference: compiled once on this machine, used where they apply.
+"""Compiled CPU kernels: built once on this machine, used where they apply.
 
-A few blocks run as one compiled TensorFlow op instead of a chain of TensorFlow ops, each of
-which is a pass over the whole signal (``residual_stack.cc``: MelGAN's residual stack). The
-source ships with the package and is compiled with the system's C++ compiler (``$CXX``, else
-``g++``) against the installed TensorFlow on first use, into a cache folder keyed by the
-source, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``, else
-``$XDG_CACHE_HOME/tensorflow_tts/kernels``, else ``~/.cache/tensorflow_tts/kernels``); later
-processes load the cached library, or, where the compiler failed, read why from the same folder
-instead of compiling again.
+A few computations run as one compiled TensorFlow op instead of TensorFlow's own ops: MelGAN's
+residual stack in inference (``residual_stack.cc``: one pass where TensorFlow's ~10 ops each
+pass over the whole signal) and, in training, the kernel gradient of convs with few channels
+(``kernel_gradient.cc``, through `layers.conv1d`). The sources ship with the package and are
+compiled with the system's C++ compiler (``$CXX``, else ``g++``) against the installed
+TensorFlow on first use, into a cache folder keyed by the sources, the TensorFlow build, the
+compiler and the CPU (``$TF_TTS_KERNEL_CACHE``, else ``$XDG_CACHE_HOME/tensorflow_tts/kernels``,
+else ``~/.cache/tensorflow_tts/kernels``); later processes load the cached library, or, where
+the compiler failed, read why from the same folder instead of compiling again.
 
 Everything works without them: with no compiler, a failed build, a GPU, a precision other
-than float32, in training, under XLA (``jit_compile``), or with ``TF_TTS_FUSED_KERNELS=0``,
-the blocks run as TensorFlow ops (the same arithmetic; only the order of the sums differs).
-Graphs written for other runtimes never hold them: exports trace under `portable()`, as does
-anything ``tf.saved_model.save`` traces.
+than float32, under XLA (``jit_compile``), or with ``TF_TTS_FUSED_KERNELS=0``, TensorFlow's
+ops run in their place (the same arithmetic; only the order of the sums differs); the residual
+stack's kernel is not used in training. Graphs written for other runtimes never hold them:
+exports trace under `portable()`, as does anything ``tf.saved_model.save`` traces.
 """
 
 import contextlib
@@ -31,7 +32,8 @@ import tensorflow as tf
 
 logger = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("residual_stack.cc")
+SOURCES = sorted(Path(__file__).parent.glob("*.cc"))  # compiled together into one library
+HEADERS = sorted(Path(__file__).parent.glob("*.h"))
 ENV_SWITCH = "TF_TTS_FUSED_KERNELS"
 BUILD_TIMEOUT_S = 600
 
@@ -96,7 +98,7 @@ def _build_command(output):
     # compile; the kernels use no half-precision arithmetic.
     return [
         _compiler(), "-O3", "-march=native", "-U__AVX512FP16__", "-ffp-contract=fast", "-std=c++17", "-shared",
-        "-fPIC", "-w", str(SOURCE), "-o", str(output), *tf.sysconfig.get_compile_flags(),
+        "-fPIC", "-w", *map(str, SOURCES), "-o", str(output), *tf.sysconfig.get_compile_flags(),
         *tf.sysconfig.get_link_flags(),
     ]
 
@@ -105,7 +107,7 @@ def library_path():
     """Where the library for this source, TensorFlow, compiler and CPU is (or will be) cached."""
     compiler = shutil.which(_compiler()) or _compiler()
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), tf.version.VERSION, tf.version.GIT_VERSION, " ".join(_build_command("out.so")),
+    for part in (*(path.read_bytes() for path in SOURCES + HEADERS), tf.version.VERSION, tf.version.GIT_VERSION, " ".join(_build_command("out.so")),
                  compiler, _cpu_flags()):
         key.update(part if isinstance(part, bytes) else part.encode())
     return cache_dir() / key.hexdigest()[:20] / "tts_kernels.so"
@@ -164,15 +166,15 @@ def ops():
                     _library["ops"] = tf.load_op_library(str(build()))
                 except (RuntimeError, OSError, tf.errors.OpError) as error:
                     logger.warning(
-                        "fused CPU kernels unavailable (%s); the residual stacks run as TensorFlow ops "
+                        "fused CPU kernels unavailable (%s); TensorFlow's ops run in their place "
                         "(same results, slower). Set %s=0 to skip this attempt.", error, ENV_SWITCH)
                     _library["ops"] = None
     return _library["ops"]
 
 
 def usable(x):
-    """Whether a block may trace its fused kernel for input ``x``: float32 inference on a
-    machine with no GPU, outside portable and XLA traces, not switched off, and the library loads."""
+    """Whether a compiled kernel may be traced for input ``x``: float32 on a machine with no GPU,
+    outside portable and XLA traces, not switched off, and the library loads."""
     if os.environ.get(ENV_SWITCH, "1") == "0" or x.dtype != tf.float32 or _in_portable_trace():
         return False
     if tf.config.list_logical_devices("GPU"):

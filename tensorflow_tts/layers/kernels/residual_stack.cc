@@ -9,8 +9,7 @@
 // sum of both 1x1 convs stay in the core's cache, and the weights are read from it. The
 // products are the same; only the order of the sums differs (float rounding, ~1e-6).
 //
-// The arithmetic is a register-blocked matrix product written with GCC's vector extensions,
-// so the compiler picks the widest vectors of the CPU it is built on (-march=native).
+// The arithmetic is a register-blocked matrix product on the vectors of vectors.h.
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -20,6 +19,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/util/work_sharder.h"
+#include "vectors.h"
 
 namespace {
 
@@ -28,19 +28,15 @@ using tensorflow::OpKernelConstruction;
 using tensorflow::OpKernelContext;
 using tensorflow::Tensor;
 
-constexpr int kLanes = 16;    // floats per vector
+using tts_kernels::broadcast;
+using tts_kernels::kLanes;
+using tts_kernels::load;
+using tts_kernels::store;
+using tts_kernels::Vec;
+
 constexpr int kMaxRows = 8;   // rows of one register block
 constexpr int kMaxVecs = 3;   // vectors (of kLanes columns) per row in one register block
 
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
-typedef float UnalignedVec __attribute__((vector_size(kLanes * sizeof(float)), aligned(sizeof(float))));
-
-inline Vec load(const float* p) { return *reinterpret_cast<const UnalignedVec*>(p); }
-inline void store(float* p, Vec v) { *reinterpret_cast<UnalignedVec*>(p) = v; }
-// Every lane s (not Vec{} + s: without -ffast-math that compiles to a scalar add before each broadcast).
-template <size_t... Lane>
-inline Vec splat(float s, std::index_sequence<Lane...>) { return Vec{((void)Lane, s)...}; }
-inline Vec broadcast(float s) { return splat(s, std::make_index_sequence<kLanes>{}); }
 inline Vec leaky_relu(Vec v, float alpha) { return v > Vec{} ? v : v * alpha; }  // TensorFlow's LeakyRelu
 
 // One operand of a sum of matrix products: rows a[r * lda + i] (i < depth) times w[i * ldw + column].
