@@ -1,4 +1,4 @@
-"""The compiled residual-stack kernel (`tensorflow_tts.layers.kernels`) against the TensorFlow ops it replaces.
+"""The compiled kernels (`tensorflow_tts.layers.kernels`) against the TensorFlow ops they replace.
 
 Ours against ours, in one process: each figure traces the same model or block twice, with
 ``TF_TTS_FUSED_KERNELS=0`` (TensorFlow ops) and ``=1`` (the kernel), and alternates their
@@ -11,10 +11,17 @@ their range, and the largest difference between the two outputs.
   2048 x 2048 float32 matmul's, timed in the same process;
 * ``vocoders``: Keras vocoders on ``--seconds`` of mel, as the model's own ``inference``
   runs them: those of `inference_rtf.py` (examples/*/conf, random weights) and
-  ``mb_melgan_2_4_8``, the side-by-side comparison's headline MB-MelGAN (`roofline.py`'s).
+  ``mb_melgan_2_4_8``, the side-by-side comparison's headline MB-MelGAN (`roofline.py`'s);
+* ``gradients``: the kernel gradient of a conv (`layers.conv1d.kernel_gradient`: per-tap
+  matmuls) against the compiled one, at the MB-MelGAN generator step's shapes (8 items), its
+  last conv's, the MelGAN discriminator's first conv's, and two wider convs that keep the
+  matmuls (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`), with each form's GFLOP/s;
+* ``generator_step``: the side-by-side comparison's MB-MelGAN generator step (8 x 32 frames, L1
+  on the wave, Adam), two copies of one model traced with the kernels off and on.
 
     python benchmarks/fused_kernels.py                       # about a minute on 2 cores
     python benchmarks/fused_kernels.py --parts vocoders --models mb_melgan_2_4_8 melgan_v1 --pairs 20
+    python benchmarks/fused_kernels.py --parts gradients generator_step --pairs 40
 """
 
 import argparse
@@ -31,12 +38,18 @@ from inference_rtf import VOCODERS, build_vocoder
 from measure import print_machine
 from roofline import build_mb_melgan
 from tensorflow_tts.layers import kernels
+from tensorflow_tts.layers.conv1d import kernel_gradient
 from tensorflow_tts.layers.residual_stack import TFResidualStack
 
 FORMS = {"tensorflow ops": "0", "kernel": "1"}
 # (steps, channels): the MB-MelGAN v1 stages' signals on 862 mel frames (10 s at hop 256).
 STAGES = ((1724, 192), (6896, 96), (55168, 48))
 COMPARISON_VOCODER = "mb_melgan_2_4_8"
+# (rows per item, C_in, C_out, taps, dilation) of 8 items: the generator step's stages and last
+# conv, the MelGAN discriminator's first conv, and two convs wider than the compiled gradient's limit.
+GRADIENT_SHAPES = ((2048, 48, 48, 3, 1), (2048, 48, 48, 3, 27), (256, 96, 96, 3, 9), (64, 192, 192, 3, 3),
+                   (2048, 48, 48, 1, 1), (2048, 48, 4, 7, 1), (8192, 1, 16, 15, 1), (128, 256, 256, 3, 3),
+                   (64, 384, 384, 3, 1))
 
 
 def traced_forms(call, x):
@@ -103,9 +116,59 @@ def run_vocoders(args):
         report(f"{name}, {args.seconds:g} s of mel", times, difference)
 
 
+def run_gradients(args, peak):
+    for steps, in_channels, out_channels, taps, dilation in GRADIENT_SHAPES:
+        shape = (taps, in_channels, out_channels)
+        inputs = (tf.random.stateless_normal([8, steps + dilation * (taps - 1), in_channels], seed=[5, 6]),
+                  tf.random.stateless_normal([8, steps, out_channels], seed=[5, 7]))
+        os.environ[kernels.ENV_SWITCH] = "0"
+        functions = {"tensorflow ops": tf.function(lambda xs, shape=shape, d=dilation: kernel_gradient(*xs, shape, d))}
+        functions["tensorflow ops"].get_concrete_function(inputs)
+        os.environ.pop(kernels.ENV_SWITCH)
+        functions["kernel"] = tf.function(
+            lambda xs, taps=taps, d=dilation: kernels.ops().tts_conv_kernel_gradient(*xs, taps=taps, dilation=d))
+        times, difference = alternate(functions, inputs, args.pairs)
+        flop = 2 * 8 * steps * in_channels * out_channels * taps
+        report(f"kernel gradient, 8 x {steps} rows, {in_channels} -> {out_channels}, {taps} taps, dilation {dilation}",
+               times, difference, flop, peak)
+
+
+def run_generator_step(args):
+    mels = tf.random.stateless_normal([8, 32, 80], seed=[8, 1])
+    waves = tf.random.stateless_uniform([8, 32 * 256, 1], seed=[8, 2], minval=-0.5, maxval=0.5)
+    first = build_mb_melgan([2, 4, 8])
+    functions, gradients = {}, {}
+    for form, switch in FORMS.items():
+        model = first if form == "tensorflow ops" else build_mb_melgan([2, 4, 8])
+        model.set_weights(first.get_weights())
+        optimizer = tf.keras.optimizers.Adam(1e-4)
+
+        def loss_gradients(batch, model=model):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.abs(batch[1] - model(batch[0], training=True)))
+            return loss, tape.gradient(loss, model.trainable_variables)
+
+        def step(batch, model=model, optimizer=optimizer, loss_gradients=loss_gradients):
+            loss, grads = loss_gradients(batch)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        os.environ[kernels.ENV_SWITCH] = switch
+        gradients[form] = tf.function(loss_gradients)((mels, waves))[1]
+        functions[form] = tf.function(step)
+        functions[form].get_concrete_function((mels, waves))
+    os.environ.pop(kernels.ENV_SWITCH)
+    relative = max(float(tf.reduce_max(tf.abs(a - b)) / tf.reduce_max(tf.abs(a)))
+                   for a, b in zip(*gradients.values()))
+    times, _ = alternate(functions, (mels, waves), args.pairs)
+    report("MB-MelGAN generator step, 8 x 32 frames (the comparison's)", times, relative)
+    print("    (the difference printed is the largest gradient difference relative to that gradient's largest value)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="*", default=["blocks", "vocoders"], choices=["blocks", "vocoders"])
+    parser.add_argument("--parts", nargs="*", default=["blocks", "vocoders"],
+                        choices=["blocks", "vocoders", "gradients", "generator_step"])
     parser.add_argument("--models", nargs="*", default=[COMPARISON_VOCODER, "mb_melgan_v1"],
                         choices=[COMPARISON_VOCODER, *VOCODERS])
     parser.add_argument("--seconds", type=float, default=10.0, help="audio length per vocoder call")
@@ -119,6 +182,10 @@ def main(argv=None):
         run_blocks(args, peak)
     if "vocoders" in args.parts:
         run_vocoders(args)
+    if "gradients" in args.parts:
+        run_gradients(args, peak)
+    if "generator_step" in args.parts:
+        run_generator_step(args)
 
 
 if __name__ == "__main__":
