@@ -196,6 +196,29 @@ def test_the_compiled_kernel_gradient_gives_the_matmuls_values(batch, steps, in_
 
 
 @needs_compiler
+def test_the_compiled_kernel_gradient_has_the_matmuls_gradients(monkeypatch):
+    """Second derivatives (a gradient penalty) pass through the compiled op as through the matmuls."""
+    x_padded = tf.random.stateless_normal([2, 50 + 2 * 3, 16], seed=[6, 1])
+    dy = tf.random.stateless_normal([2, 50, 32], seed=[6, 2])
+    weights = tf.random.stateless_normal([3, 16, 32], seed=[6, 3])
+    results = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+
+        @tf.function
+        def second(x, d):
+            with tf.GradientTape() as tape:
+                tape.watch([x, d])
+                value = tf.reduce_sum(weights * kernel_gradient(x, d, (3, 16, 32), 3))
+            return tape.gradient(value, [x, d])
+
+        assert (GRADIENT_OP in op_types(second, x_padded, dy)) == (switch == "1")
+        results.append([g.numpy() for g in second(x_padded, dy)])
+    for reference, compiled in zip(*results):
+        np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
+
+
+@needs_compiler
 def test_narrow_convs_train_with_the_compiled_kernel_gradient_and_wide_ones_without(monkeypatch):
     monkeypatch.setenv(kernels.ENV_SWITCH, "1")
     x = tf.random.stateless_normal([2, 50, 48], seed=[4, 1])

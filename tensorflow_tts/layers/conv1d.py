@@ -91,6 +91,17 @@ def _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
             and (in_channels % 16 == 0 or out_channels % 16 == 0) and kernels.usable(dy))
 
 
+@tf.RegisterGradient("TtsConvKernelGradient")
+def _compiled_kernel_gradient_gradient(op, upstream):
+    """The compiled kernel gradient is linear in each input: d/d dy is the VALID conv of x_padded
+    with the upstream (K, C_in, C_out), d/d x_padded the input gradient of that conv; so second
+    derivatives (a gradient penalty) pass through it as through the matmuls."""
+    x_padded, dy = op.inputs
+    dilation = op.get_attr("dilation")
+    d_dy = tf.nn.conv1d(x_padded, upstream, stride=1, padding="VALID", dilations=dilation)
+    return input_gradient(dy, upstream, 0, 0, dilation), d_dy
+
+
 def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
     dy (B, T_out, C_out) -> (K, C_in, C_out).
