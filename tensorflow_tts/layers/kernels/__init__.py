@@ -104,11 +104,12 @@ def _build_command(output):
 
 
 def library_path():
-    """Where the library for this source, TensorFlow, compiler and CPU is (or will be) cached."""
+    """Where the library for these sources, TensorFlow, compiler and CPU is (or will be) cached."""
     compiler = shutil.which(_compiler()) or _compiler()
     key = hashlib.sha256()
-    for part in (*(path.read_bytes() for path in SOURCES + HEADERS), tf.version.VERSION, tf.version.GIT_VERSION, " ".join(_build_command("out.so")),
-                 compiler, _cpu_flags()):
+    sources = [path.read_bytes() for path in SOURCES + HEADERS]
+    for part in (*sources, tf.version.VERSION, tf.version.GIT_VERSION, " ".join(_build_command("out.so")), compiler,
+                 _cpu_flags()):
         key.update(part if isinstance(part, bytes) else part.encode())
     return cache_dir() / key.hexdigest()[:20] / "tts_kernels.so"
 
