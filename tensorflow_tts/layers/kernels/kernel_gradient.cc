@@ -114,8 +114,10 @@ class TtsConvKernelGradientOp : public OpKernel {
     const int64_t tap_size = static_cast<int64_t>(in_channels) * out_channels, size = taps_ * tap_size;
     if (size == 0) return;
     float* out = output->flat<float>().data();
-    std::fill(out, out + size, 0.0f);
-    if (batch == 0 || steps == 0) return;
+    if (batch == 0 || steps == 0) {
+      std::fill(out, out + size, 0.0f);
+      return;
+    }
 
     const int chunks = (steps + kChunk - 1) / kChunk;
     const int64_t units = static_cast<int64_t>(batch) * chunks;
@@ -142,15 +144,19 @@ class TtsConvKernelGradientOp : public OpKernel {
     };
     const int64_t flops_per_part = 2 * units * kChunk * tap_size * taps_ / parts;
     tensorflow::Shard(parts, threads->workers, parts, flops_per_part, work);
-    for (int64_t k = 0; k < taps_; ++k)
+    // The copies' sum in a fixed order (the first, then each next), into the first: contiguous adds.
+    for (int part = 1; part < parts; ++part) {
+      const float* copy = sums.data() + part * size;
+      for (int64_t i = 0; i < size; ++i) sums[i] += copy[i];
+    }
+    if (!transposed) {
+      std::copy(sums.begin(), sums.begin() + size, out);
+      return;
+    }
+    for (int64_t k = 0; k < taps_; ++k)  // element (k, i, j) of dW was summed at (k, j, i)
       for (int64_t i = 0; i < in_channels; ++i)
-        for (int64_t j = 0; j < out_channels; ++j) {
-          // Element (k, i, j) of dW; stored at (k, j, i) where the sums ran transposed.
-          const int64_t at = k * tap_size + (transposed ? j * in_channels + i : i * out_channels + j);
-          float total = 0.0f;
-          for (int part = 0; part < parts; ++part) total += sums[part * size + at];
-          out[(k * in_channels + i) * out_channels + j] = total;
-        }
+        for (int64_t j = 0; j < out_channels; ++j)
+          out[k * tap_size + i * out_channels + j] = sums[k * tap_size + j * in_channels + i];
   }
 
  private:
