@@ -140,7 +140,8 @@ def run_generator_step(args):
     functions, gradients = {}, {}
     for form, switch in FORMS.items():
         model = first if form == "tensorflow ops" else build_mb_melgan([2, 4, 8])
-        model.set_weights(first.get_weights())
+        if model is not first:
+            model.set_weights(first.get_weights())
         optimizer = tf.keras.optimizers.Adam(1e-4)
 
         def loss_gradients(batch, model=model):

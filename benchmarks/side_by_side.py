@@ -169,14 +169,20 @@ def fastest_shipped_path():
     return tflite
 
 
+def copy_keras_figures(res, figures):
+    """1.8's values of our added ``figures`` ({figure: its Keras figure}): the Keras ones, where
+    the harness produced them (a failed workload leaves both out)."""
+    for figure, keras in figures.items():
+        if keras in res:
+            res[figure] = res[keras]
+
+
 def run_fastest(H, M, args, res, tacotron2, tacotron2_ids):
     """The ``*_fastest`` and float32 TFLite figures (see the module's docstring); returns the
     class-defaults Tacotron2 it built (None for 1.8)."""
     tflite = fastest_shipped_path()
     if tflite is None:  # 1.8: its fastest path is its Keras model
-        for fastest, keras in {**FASTEST, **FLOAT32_LITE}.items():
-            if keras in res:
-                res[fastest] = res[keras]
+        copy_keras_figures(res, {**FASTEST, **FLOAT32_LITE})
         res["details"]["fastest"] = dict(path="keras (no TFLite path in this package)")
         return
     np, tf = M["np"], M["tf"]
@@ -221,9 +227,7 @@ def run_floors(H, res, tacotron2s):
     """``*_floor_ms`` of ``tacotron2s`` ({figure: model}), the machine's rates measured now; 1.8's
     figures are its Keras calls (as in `run_fastest`)."""
     if fastest_shipped_path() is None:
-        for floor, keras in FLOORS.items():
-            if keras in res:
-                res[floor] = res[keras]
+        copy_keras_figures(res, FLOORS)
         return
     import roofline  # beside this script
 
