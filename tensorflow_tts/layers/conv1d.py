@@ -26,9 +26,11 @@ from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.bias import KerasConvBias
 
 # Convs with at most this many C_in x C_out weights per tap take their kernel gradient from the
-# compiled kernel (`layers.kernels`, kernel_gradient.cc) where it is usable: on 2 threads it took
-# 0.62-0.65 of the per-tap matmuls' time at 48-192 channels (3 taps, the MB-MelGAN generator's
-# rows), 0.70-0.81 at 32 and 64, the same at 128 (7 taps), and 1.3-1.7x at 256-384 channels.
+# compiled kernel (`layers.kernels`, kernel_gradient.cc) where it is usable. In four runs of
+# `benchmarks/fused_kernels.py --parts gradients` (2 threads, 8 items) it took 0.61-0.72 of the
+# per-tap matmuls' time at 48 channels over 2,048 rows, 0.82-0.97 at 96 over 256, 0.83-1.15 at
+# 192 over 64, 0.47-0.51 for 48 -> 4 (7 taps), 0.24-0.26 for 1 -> 16 (15 taps), and 1.06-1.48x
+# at 256 and 384 channels, which therefore keep the matmuls.
 COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS = 192 * 192
 
 
