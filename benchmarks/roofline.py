@@ -7,8 +7,9 @@ training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; 
 600 frames) it prints:
 
 - FLOPs per call, counted from the traced graph (every MatMul, BatchMatMul, Conv2D and conv
-  gradient, and the compiled residual-stack kernel's convs, with their static shapes; the
-  forward passes are traced at the frame count they run at);
+  gradient, the compiled residual-stack kernel's convs and the compiled kernel gradient's
+  products, with their static shapes; the forward passes are traced at the frame count they
+  run at);
 - time per op family from a TensorFlow profiler trace of the real call, and the GFLOP/s each
   family reaches as a share of this machine's sustained fp32 matmul speed (2048^2, both cores);
 - the floor: the time the GEMM-like FLOPs need at that speed if nothing else ran; for
@@ -49,6 +50,7 @@ WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
 FAMILIES = (
     ("TtsResidualStack", "residual_stack"),  # tensorflow_tts.layers.kernels: a dilated conv and two 1x1 convs
+    ("TtsConvKernelGradient", "kernel_gradient"),  # tensorflow_tts.layers.kernels: a conv's dW, all taps
     ("Conv2DBackpropFilter", "conv_grad_filter"),
     ("Conv2DBackpropInput", "conv_grad_input"),
     ("Conv2D", "conv"),
@@ -80,6 +82,8 @@ def op_flops(op):
             return 2 * _size(op.outputs[0].shape) * int(a[-2] if op.get_attr("adj_x") else a[-1])
         if kind == "residual_stack":  # x (B, T, C), dilated kernel (K, C, C); then C x C twice
             return 2 * _size(op.outputs[0].shape) * int(op.inputs[1].shape[1]) * (int(op.inputs[1].shape[0]) + 2)
+        if kind == "kernel_gradient":  # x_padded (B, T', C_in), dy (B, T, C_out); the forward conv's MACs
+            return 2 * _size(op.inputs[1].shape) * int(op.inputs[0].shape[2]) * op.get_attr("taps")
         if kind == "conv":  # input, filter (kh, kw, cin, cout)
             return 2 * _size(op.outputs[0].shape) * _size(op.inputs[1].shape[:3])
         # gradients: (input or filter sizes, filter or input, out_backprop); the same MACs as the forward conv
