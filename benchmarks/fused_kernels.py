@@ -17,7 +17,7 @@ their range, and the largest difference between the two outputs.
   last conv's, the MelGAN discriminator's first conv's, and two wider convs that keep the
   matmuls (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`), with each form's GFLOP/s;
 * ``generator_step``: the side-by-side comparison's MB-MelGAN generator step (8 x 32 frames, L1
-  on the wave, Adam), two copies of one model traced with the kernels off and on.
+  on the wave, Adam), one model traced with the kernels off and on.
 
     python benchmarks/fused_kernels.py                       # about a minute on 2 cores
     python benchmarks/fused_kernels.py --parts vocoders --models mb_melgan_2_4_8 melgan_v1 --pairs 20
@@ -136,32 +136,23 @@ def run_gradients(args, peak):
 def run_generator_step(args):
     mels = tf.random.stateless_normal([8, 32, 80], seed=[8, 1])
     waves = tf.random.stateless_uniform([8, 32 * 256, 1], seed=[8, 2], minval=-0.5, maxval=0.5)
-    first = build_mb_melgan([2, 4, 8])
-    functions, gradients = {}, {}
-    for form, switch in FORMS.items():
-        model = first if form == "tensorflow ops" else build_mb_melgan([2, 4, 8])
-        if model is not first:
-            model.set_weights(first.get_weights())
-        optimizer = tf.keras.optimizers.Adam(1e-4)
+    model = build_mb_melgan([2, 4, 8])
+    optimizer = tf.keras.optimizers.Adam(1e-4)
 
-        def loss_gradients(batch, model=model):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.abs(batch[1] - model(batch[0], training=True)))
-            return loss, tape.gradient(loss, model.trainable_variables)
+    def loss_gradients(batch):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.abs(batch[1] - model(batch[0], training=True)))
+        return loss, tape.gradient(loss, model.trainable_variables)
 
-        def step(batch, model=model, optimizer=optimizer, loss_gradients=loss_gradients):
-            loss, grads = loss_gradients(batch)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-            return loss
+    def step(batch):
+        loss, grads = loss_gradients(batch)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
 
-        os.environ[kernels.ENV_SWITCH] = switch
-        gradients[form] = tf.function(loss_gradients)((mels, waves))[1]
-        functions[form] = tf.function(step)
-        functions[form].get_concrete_function((mels, waves))
-    os.environ.pop(kernels.ENV_SWITCH)
-    relative = max(float(tf.reduce_max(tf.abs(a - b)) / tf.reduce_max(tf.abs(a)))
-                   for a, b in zip(*gradients.values()))
-    times, _ = alternate(functions, (mels, waves), args.pairs)
+    # Both forms' gradients before any step moves the weights; then the steps, alternated.
+    gradients = [function((mels, waves))[1] for function in traced_forms(loss_gradients, (mels, waves)).values()]
+    relative = max(float(tf.reduce_max(tf.abs(a - b)) / tf.reduce_max(tf.abs(a))) for a, b in zip(*gradients))
+    times, _ = alternate(traced_forms(step, (mels, waves)), (mels, waves), args.pairs)
     report("MB-MelGAN generator step, 8 x 32 frames (the comparison's)", times, relative)
     print("    (the difference printed is the largest gradient difference relative to that gradient's largest value)")
 
