@@ -123,12 +123,19 @@ class TtsConvKernelGradientOp : public OpKernel {
     const int64_t units = static_cast<int64_t>(batch) * chunks;
     auto* threads = context->device()->tensorflow_cpu_worker_threads();
     const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads->num_threads, units)));
-    std::vector<float> sums(static_cast<size_t>(parts) * size, 0.0f);
+    // Each part sums into its own copy of dW; where dW is not summed transposed, the first part's
+    // copy is the output itself (no copy pass at the end).
+    const int own_copies = transposed ? parts : parts - 1;
+    std::vector<float> copies(static_cast<size_t>(own_copies) * size, 0.0f);
+    if (!transposed) std::fill(out, out + size, 0.0f);
+    auto copy_of = [&](int64_t part) {
+      return transposed ? copies.data() + part * size : part == 0 ? out : copies.data() + (part - 1) * size;
+    };
     const float* xs = x.flat<float>().data();
     const float* dys = dy.flat<float>().data();
     auto work = [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        float* sum = sums.data() + part * size;
+        float* sum = copy_of(part);
         for (int64_t unit = units * part / parts; unit < units * (part + 1) / parts; ++unit) {
           const int b = unit / chunks, t0 = (unit % chunks) * kChunk, rows = std::min(kChunk, steps - t0);
           const float* d = dys + (static_cast<int64_t>(b) * steps + t0) * out_channels;
@@ -145,18 +152,16 @@ class TtsConvKernelGradientOp : public OpKernel {
     const int64_t flops_per_part = 2 * units * kChunk * tap_size * taps_ / parts;
     tensorflow::Shard(parts, threads->workers, parts, flops_per_part, work);
     // The copies' sum in a fixed order (the first, then each next), into the first: contiguous adds.
+    float* total = copy_of(0);
     for (int part = 1; part < parts; ++part) {
-      const float* copy = sums.data() + part * size;
-      for (int64_t i = 0; i < size; ++i) sums[i] += copy[i];
+      const float* copy = copy_of(part);
+      for (int64_t i = 0; i < size; ++i) total[i] += copy[i];
     }
-    if (!transposed) {
-      std::copy(sums.begin(), sums.begin() + size, out);
-      return;
-    }
+    if (!transposed) return;
     for (int64_t k = 0; k < taps_; ++k)  // element (k, i, j) of dW was summed at (k, j, i)
       for (int64_t i = 0; i < in_channels; ++i)
         for (int64_t j = 0; j < out_channels; ++j)
-          out[k * tap_size + i * out_channels + j] = sums[k * tap_size + j * in_channels + i];
+          out[k * tap_size + i * out_channels + j] = total[k * tap_size + j * in_channels + i];
   }
 
  private:
