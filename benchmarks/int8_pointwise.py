@@ -6,7 +6,8 @@ before the rewrite), and the files are timed in a fresh process that imports no 
 (LiteRT + numpy, as a shipped voice runs them), one call of each per round in turn. Printed
 per vocoder and limit: the median of the per-round ratios to the limit-0 file with their
 quartiles, and the largest difference of its audio from the limit-0 file's. Rerun it on a
-CPU where the limit of 96 was not measured (benchmarks/README.md, twelfth stop).
+CPU where the limit was not measured (an Intel Xeon with AMX and an AMD Zen 4 so far:
+benchmarks/README.md, twelfth and seventeenth stops).
 
     python benchmarks/int8_pointwise.py                         # about 2 minutes on 2 cores
     python benchmarks/int8_pointwise.py --limits 0 64 96 128 --threads 1 --rounds 20
@@ -85,7 +86,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=[COMPARISON_VOCODER, *VOCODERS],
                         choices=[COMPARISON_VOCODER, *VOCODERS])
-    parser.add_argument("--limits", nargs="+", type=int, default=[0, 96], help="channel limits; 0 is the baseline")
+    parser.add_argument("--limits", nargs="+", type=int, default=[0, 64, 96], help="channel limits; 0 is the baseline")
     parser.add_argument("--frames", type=int, default=862, help="mel frames (862: 10 s at hop 256)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=12)

@@ -118,8 +118,12 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 
 
 # A dynamic-range int8 pointwise (1x1) conv over at most this many input channels is given back its
-# float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter.
-FLOAT_POINTWISE_MAX_CHANNELS = 96
+# float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter. Measured with
+# `benchmarks/int8_pointwise.py` (benchmarks/README.md, twelfth and seventeenth stops): on an Intel
+# Xeon with AMX limits of 64 and 96 gave the harness's MB-MelGAN and MelGAN v1 files the same gain;
+# on an AMD Zen 4, 96 made the MB-MelGAN v1 recipe's file (its 96-channel stacks at 32x the frame
+# rate) 1.09-1.12x slower than all-int8, where 64 left no vocoder file slower than all-int8.
+FLOAT_POINTWISE_MAX_CHANNELS = 64
 
 
 def float_narrow_pointwise_convs(flatbuffer):
@@ -127,13 +131,15 @@ def float_narrow_pointwise_convs(flatbuffer):
 
     With int8 weights and float activations ("dynamic range"), LiteRT's XNNPACK quantizes each
     conv's input row by row on every call: a min/max, a conversion and a packing per row. For a
-    1x1 conv over 48 or 96 channels (MB-MelGAN's last residual stacks; the last one runs at the
-    sub-band rate, 5,512 rows per second of 22.05 kHz audio) that costs more than the float32
-    product it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the
-    MB-MelGAN v1 int8 file ran in 0.82 of its time with its 48- and 96-channel pointwise convs in
-    float32; with the 192-channel ones as well 0.88, and convs with taps (FastSpeech2's, the
-    vocoder's 3-tap and 7-tap ones) were slower in float32. The float32 filter holds the int8
-    values times their per-channel scales: the same weights, only the activations stay float.
+    1x1 conv over few channels (MB-MelGAN's last residual stack, 48 channels at the sub-band
+    rate: 5,512 rows per second of 22.05 kHz audio) that can cost more than the float32 product
+    it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the MB-MelGAN v1
+    int8 file ran in 0.82 of its time with its 48- and 96-channel pointwise convs in float32
+    (0.83 with the 48-channel ones only), 0.88 with the 192-channel ones as well, and convs with
+    taps (FastSpeech2's, the vocoder's 3-tap and 7-tap ones) were slower in float32. On an AMD
+    Zen 4 (seventeenth stop) the gain at the limit of 64 is small (0.94-0.99) and the 96-channel
+    ones lose. The float32 filter holds the int8 values times their per-channel scales: the same
+    weights, only the activations stay float.
     Other convs and ops are untouched.
     """
     from tensorflow.lite.tools import flatbuffer_utils
