@@ -237,7 +237,7 @@ def test_int8_gives_narrow_pointwise_convs_their_float32_filters_back(monkeypatc
     values times their scales; wider and multi-tap convs keep int8 filters."""
     import tensorflow_tts.inference.tflite as tflite
 
-    # Residual stacks at 128 channels, then at 64 (at the limit, 64): 128 x 128 and 64 x 64
+    # Residual stacks at 128 channels (over the limit), then at 64 (within it): 128 x 128 and 64 x 64
     # filters, both large enough for the converter to quantize them.
     limit = tflite.FLOAT_POINTWISE_MAX_CHANNELS
     assert 64 <= limit < 128

@@ -133,13 +133,13 @@ def float_narrow_pointwise_convs(flatbuffer):
     conv's input row by row on every call: a min/max, a conversion and a packing per row. For a
     1x1 conv over few channels (MB-MelGAN's last residual stack, 48 channels at the sub-band
     rate: 5,512 rows per second of 22.05 kHz audio) that can cost more than the float32 product
-    it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the MB-MelGAN v1
-    int8 file ran in 0.82 of its time with its 48- and 96-channel pointwise convs in float32
-    (0.83 with the 48-channel ones only), 0.88 with the 192-channel ones as well, and convs with
-    taps (FastSpeech2's, the vocoder's 3-tap and 7-tap ones) were slower in float32. On an AMD
-    Zen 4 (seventeenth stop) the gain at the limit of 64 is small (0.94-0.99) and the 96-channel
-    ones lose. The float32 filter holds the int8 values times their per-channel scales: the same
-    weights, only the activations stay float.
+    it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the MB-MelGAN int8
+    file of the comparison's harness (upsampling 2, 4, 8) ran in 0.82 of its time with its 48-
+    and 96-channel pointwise convs in float32 (0.83 with the 48-channel ones only), 0.88 with
+    the 192-channel ones as well, and convs with taps (FastSpeech2's, the vocoder's 3-tap and
+    7-tap ones) were slower in float32. On an AMD Zen 4 (seventeenth stop) the gain at the limit
+    of 64 is small (0.94-0.99) and the 96-channel ones lose. The float32 filter holds the int8
+    values times their per-channel scales: the same weights, only the activations stay float.
     Other convs and ops are untouched.
     """
     from tensorflow.lite.tools import flatbuffer_utils
