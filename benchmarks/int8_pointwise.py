@@ -9,7 +9,7 @@ quartiles, and the largest difference of its audio from the limit-0 file's. Reru
 CPU where the limit was not measured (an Intel Xeon with AMX and an AMD Zen 4 so far:
 benchmarks/README.md, twelfth and seventeenth stops).
 
-    python benchmarks/int8_pointwise.py                         # about 2 minutes on 2 cores
+    python benchmarks/int8_pointwise.py                         # about 4 minutes on 2 cores
     python benchmarks/int8_pointwise.py --limits 0 64 96 128 --threads 1 --rounds 20
 """
 
@@ -26,21 +26,45 @@ import numpy as np
 
 TIME_CHILD = "--time-files"
 COMPARISON_VOCODER = "mb_melgan_2_4_8"  # the side-by-side comparison's MB-MelGAN (roofline.py's)
+# Parallel WaveGAN v1: its 1x1 convs are 64 channels wide. It runs every layer at the sample rate
+# and takes noise as an input, so it is timed on at most PARALLEL_WAVEGAN_FRAMES mel frames.
+PARALLEL_WAVEGAN = "parallel_wavegan_v1"
+PARALLEL_WAVEGAN_RECIPE = (Path(__file__).resolve().parents[1] / "examples" / "parallel_wavegan" / "conf"
+                           / "parallel_wavegan.v1.yaml")
+PARALLEL_WAVEGAN_FRAMES = 200
+
+
+def build(name):
+    """The vocoder ``name`` with random weights, built, and its file's inputs' mel frames limit."""
+    from inference_rtf import build_vocoder
+    from roofline import build_mb_melgan
+
+    if name == COMPARISON_VOCODER:
+        return build_mb_melgan([2, 4, 8]), None
+    if name == PARALLEL_WAVEGAN:
+        from tensorflow_tts.recipes.vocoder import build_generator, load_recipe
+
+        _, values, _, _ = load_recipe(PARALLEL_WAVEGAN_RECIPE)
+        return build_generator(values, str(PARALLEL_WAVEGAN_RECIPE)).build_once(80), PARALLEL_WAVEGAN_FRAMES
+    return build_vocoder(name)[0], None
 
 
 def convert(args, folder):
-    """Write one int8 file per (vocoder, limit) and the mel input; return the spec for the timing child."""
+    """Write one int8 file per (vocoder, limit) and each vocoder's inputs; return the spec for the timing child."""
     import tensorflow_tts.inference.tflite as tflite
-    from inference_rtf import VOCODERS, build_vocoder
     from measure import print_machine
-    from roofline import build_mb_melgan
 
     print_machine()
-    mels = np.random.default_rng(0).normal(size=[1, args.frames, 80]).astype(np.float32)
-    np.save(folder / "mels.npy", mels)
+    rng = np.random.default_rng(0)
     spec = dict(threads=args.threads, rounds=args.rounds, limits=args.limits, models={})
     for name in args.models:
-        model = build_mb_melgan([2, 4, 8]) if name == COMPARISON_VOCODER else build_vocoder(name)[0]
+        model, max_frames = build(name)
+        frames = min(args.frames, max_frames or args.frames)
+        inputs = {"mels": rng.normal(size=[1, frames, 80]).astype(np.float32)}
+        if name == PARALLEL_WAVEGAN:
+            hop_size = int(np.prod(model.config.upsample_params.upsample_scales))
+            inputs["noise"] = rng.normal(size=[1, frames * hop_size, 1]).astype(np.float32)
+        np.savez(folder / f"{name}.npz", **inputs)
         for limit in args.limits:
             tflite.FLOAT_POINTWISE_MAX_CHANNELS = limit
             (folder / f"{name}.{limit}.tflite").write_bytes(tflite.convert_model(model, "int8"))
@@ -54,15 +78,15 @@ def time_files(folder):
     from tensorflow_tts.inference.tflite import TFLiteModel
 
     spec = json.loads((folder / "spec.json").read_text())
-    mels = np.load(folder / "mels.npy")
     for name, files in spec["models"].items():
+        inputs = dict(np.load(folder / f"{name}.npz"))
         models = [TFLiteModel(folder / file, num_threads=spec["threads"]) for file in files]
-        audio = [model(mels=mels)["audio"] for model in models]  # also the warm-up call
+        audio = [model(**inputs)["audio"] for model in models]  # also the warm-up call
         times = [[] for _ in models]
         for _ in range(spec["rounds"]):
             for model, samples in zip(models, times):
                 start = time.perf_counter()
-                model(mels=mels)
+                model(**inputs)
                 samples.append(time.perf_counter() - start)
         baseline = spec["limits"].index(0)
         for limit, samples, output in zip(spec["limits"], times, audio):
@@ -84,10 +108,11 @@ def main(argv=None):
     from inference_rtf import VOCODERS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", nargs="+", default=[COMPARISON_VOCODER, *VOCODERS],
-                        choices=[COMPARISON_VOCODER, *VOCODERS])
-    parser.add_argument("--limits", nargs="+", type=int, default=[0, 64, 96], help="channel limits; 0 is the baseline")
-    parser.add_argument("--frames", type=int, default=862, help="mel frames (862: 10 s at hop 256)")
+    parser.add_argument("--models", nargs="+", default=[COMPARISON_VOCODER, *VOCODERS, PARALLEL_WAVEGAN],
+                        choices=[COMPARISON_VOCODER, *VOCODERS, PARALLEL_WAVEGAN])
+    parser.add_argument("--limits", nargs="+", type=int, default=[0, 48, 64, 96], help="channel limits; 0 is the baseline")
+    parser.add_argument("--frames", type=int, default=862,
+                        help=f"mel frames (862: 10 s at hop 256; Parallel WaveGAN at most {PARALLEL_WAVEGAN_FRAMES})")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=12)
     args = parser.parse_args(argv)
