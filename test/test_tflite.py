@@ -237,19 +237,20 @@ def test_int8_gives_narrow_pointwise_convs_their_float32_filters_back(monkeypatc
     values times their scales; wider and multi-tap convs keep int8 filters."""
     import tensorflow_tts.inference.tflite as tflite
 
-    # Residual stacks at 128 channels (over the limit), then at 64 (within it): 128 x 128 and 64 x 64
-    # filters, both large enough for the converter to quantize them.
+    # Residual stacks at twice the limit (over it), then at the limit (within it): both filters
+    # large enough (32 x 32 and up) for the converter to quantize them.
     limit = tflite.FLOAT_POINTWISE_MAX_CHANNELS
-    assert 64 <= limit < 128
-    vocoder = tiny_vocoder(filters=256, upsample_scales=[2, 2])
+    assert limit >= 32
+    vocoder = tiny_vocoder(filters=4 * limit, upsample_scales=[2, 2])
     restored_file = convert_model(vocoder, "int8")
     restored = conv_filters(restored_file)
     monkeypatch.setattr(tflite, "FLOAT_POINTWISE_MAX_CHANNELS", 0)
     all_int8 = conv_filters(convert_model(vocoder, "int8"))
 
     kinds = {(int(shape[2]), int(shape[3]), int(shape[0]), kind) for shape, kind, _, _ in restored}  # (taps, in, out, type)
-    assert {(1, 64, 64, "FLOAT32"), (1, 128, 128, "INT8"), (3, 64, 64, "INT8"), (3, 128, 128, "INT8")} <= kinds
-    assert not {(1, 128, 128, "FLOAT32"), (3, 64, 64, "FLOAT32"), (1, 64, 64, "INT8")} & kinds
+    wide = 2 * limit
+    assert {(1, limit, limit, "FLOAT32"), (1, wide, wide, "INT8"), (3, limit, limit, "INT8"), (3, wide, wide, "INT8")} <= kinds
+    assert not {(1, wide, wide, "FLOAT32"), (3, limit, limit, "FLOAT32"), (1, limit, limit, "INT8")} & kinds
     assert [shape for shape, *_ in restored] == [shape for shape, *_ in all_int8]  # the same convs, in order
     changed = 0
     for (shape, kind, values, _), (_, old_kind, old_values, scales) in zip(restored, all_int8):
@@ -258,7 +259,7 @@ def test_int8_gives_narrow_pointwise_convs_their_float32_filters_back(monkeypatc
             expected = old_values.reshape(shape[0], -1).astype(np.float32) * scales.reshape(-1, 1)
             np.testing.assert_array_equal(values.reshape(shape[0], -1), expected)
             changed += 1
-    assert changed == 2 * 2  # the 64-channel stage's two residual blocks: each one's 1x1 conv and shortcut
+    assert changed == 2 * 2  # the narrow stage's two residual blocks: each one's 1x1 conv and shortcut
 
     mels = np.random.default_rng(5).normal(size=[1, 11, NUM_MELS]).astype(np.float32)
     expected = vocoder(mels).numpy()

@@ -120,10 +120,11 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 # A dynamic-range int8 pointwise (1x1) conv over at most this many input channels is given back its
 # float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter. Measured with
 # `benchmarks/int8_pointwise.py` (benchmarks/README.md, twelfth and seventeenth stops): on an Intel
-# Xeon with AMX limits of 64 and 96 gave the harness's MB-MelGAN and MelGAN v1 files the same gain;
-# on an AMD Zen 4, 96 made the MB-MelGAN v1 recipe's file (its 96-channel stacks at 32x the frame
-# rate) 1.09-1.12x slower than all-int8, where 64 left no vocoder file slower than all-int8.
-FLOAT_POINTWISE_MAX_CHANNELS = 64
+# Xeon with AMX, float32 filters up to 96 channels made every vocoder file faster (MB-MelGAN 0.82,
+# 0.83 with its 48-channel ones alone; Parallel WaveGAN, 64 channels, 0.93); on an AMD Zen 4 the
+# 96-channel ones made the MB-MelGAN v1 recipe's file 1.09-1.12x slower than all-int8 and the
+# 64-channel ones Parallel WaveGAN's 1.08-1.11x, where at 48 no file was slower than all-int8.
+FLOAT_POINTWISE_MAX_CHANNELS = 48
 
 
 def float_narrow_pointwise_convs(flatbuffer):
@@ -138,8 +139,8 @@ def float_narrow_pointwise_convs(flatbuffer):
     and 96-channel pointwise convs in float32 (0.83 with the 48-channel ones only), 0.88 with
     the 192-channel ones as well, and convs with taps (FastSpeech2's, the vocoder's 3-tap and
     7-tap ones) were slower in float32. On an AMD Zen 4 (seventeenth stop) the gain at the limit
-    of 64 is small (0.94-0.99) and the 96-channel ones lose. The float32 filter holds the int8
-    values times their per-channel scales: the same weights, only the activations stay float.
+    of 48 is small (0.92-0.99), and the 64- and 96-channel ones lose. The float32 filter holds the
+    int8 values times their per-channel scales: the same weights, only the activations stay float.
     Other convs and ops are untouched.
     """
     from tensorflow.lite.tools import flatbuffer_utils
