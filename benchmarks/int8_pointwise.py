@@ -35,7 +35,7 @@ PARALLEL_WAVEGAN_FRAMES = 200
 
 
 def build(name):
-    """The vocoder ``name`` with random weights, built, and its file's inputs' mel frames limit."""
+    """-> (the vocoder ``name``, built with random weights; the most mel frames to time it on, or None)."""
     from inference_rtf import build_vocoder
     from roofline import build_mb_melgan
 
