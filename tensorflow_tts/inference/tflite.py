@@ -122,8 +122,8 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 # `benchmarks/int8_pointwise.py` (benchmarks/README.md, twelfth and seventeenth stops): on an Intel
 # Xeon with AMX, float32 filters up to 96 channels made every vocoder file faster (MB-MelGAN 0.82,
 # 0.83 with its 48-channel ones alone; Parallel WaveGAN, 64 channels, 0.93); on an AMD Zen 4 the
-# 96-channel ones made the MB-MelGAN v1 recipe's file 1.09-1.12x slower than all-int8 and the
-# 64-channel ones Parallel WaveGAN's 1.08-1.11x, where at 48 no file was slower than all-int8.
+# 96-channel ones made the MB-MelGAN v1 recipe's file 1.09-1.12x slower than all-int8 (three of
+# four runs) and the 64-channel ones Parallel WaveGAN's 1.08-1.11x; at 48 no file was slower.
 FLOAT_POINTWISE_MAX_CHANNELS = 48
 
 
@@ -139,8 +139,9 @@ def float_narrow_pointwise_convs(flatbuffer):
     and 96-channel pointwise convs in float32 (0.83 with the 48-channel ones only), 0.88 with
     the 192-channel ones as well, and convs with taps (FastSpeech2's, the vocoder's 3-tap and
     7-tap ones) were slower in float32. On an AMD Zen 4 (seventeenth stop) the gain at the limit
-    of 48 is small (0.92-0.99), and the 64- and 96-channel ones lose. The float32 filter holds the
-    int8 values times their per-channel scales: the same weights, only the activations stay float.
+    of 48 is small (0.89-0.99), and the 64- and 96-channel ones can lose. The float32 filter
+    holds the int8 values times their per-channel scales: the same weights, only the activations
+    stay float.
     Other convs and ops are untouched.
     """
     from tensorflow.lite.tools import flatbuffer_utils
