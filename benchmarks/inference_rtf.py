@@ -89,9 +89,12 @@ class Bench:
 
 
 # --------------------------------------------------------------------------- models
-def build_vocoder(name):
-    _, model_values, _, vocoder_config = load_recipe(VOCODERS[name])
-    return build_generator(model_values, str(VOCODERS[name])).build_once(80), vocoder_config.sampling_rate
+def build_vocoder(name, recipe=None):
+    """The vocoder of ``VOCODERS[name]`` (or of the recipe file ``recipe``), random weights, built;
+    with its sampling rate."""
+    recipe = recipe or VOCODERS[name]
+    _, model_values, _, vocoder_config = load_recipe(recipe)
+    return build_generator(model_values, str(recipe)).build_once(80), vocoder_config.sampling_rate
 
 
 def build_fastspeech2(frames_per_token):

@@ -29,23 +29,19 @@ COMPARISON_VOCODER = "mb_melgan_2_4_8"  # the side-by-side comparison's MB-MelGA
 # Parallel WaveGAN v1: its 1x1 convs are 64 channels wide. It runs every layer at the sample rate
 # and takes noise as an input, so it is timed on at most PARALLEL_WAVEGAN_FRAMES mel frames.
 PARALLEL_WAVEGAN = "parallel_wavegan_v1"
-PARALLEL_WAVEGAN_RECIPE = (Path(__file__).resolve().parents[1] / "examples" / "parallel_wavegan" / "conf"
-                           / "parallel_wavegan.v1.yaml")
+PARALLEL_WAVEGAN_RECIPE = Path("parallel_wavegan") / "conf" / "parallel_wavegan.v1.yaml"  # under examples/
 PARALLEL_WAVEGAN_FRAMES = 200
 
 
 def build(name):
     """-> (the vocoder ``name``, built with random weights; the most mel frames to time it on, or None)."""
-    from inference_rtf import build_vocoder
+    from inference_rtf import CONF, build_vocoder
     from roofline import build_mb_melgan
 
     if name == COMPARISON_VOCODER:
         return build_mb_melgan([2, 4, 8]), None
     if name == PARALLEL_WAVEGAN:
-        from tensorflow_tts.recipes.vocoder import build_generator, load_recipe
-
-        _, values, _, _ = load_recipe(PARALLEL_WAVEGAN_RECIPE)
-        return build_generator(values, str(PARALLEL_WAVEGAN_RECIPE)).build_once(80), PARALLEL_WAVEGAN_FRAMES
+        return build_vocoder(name, CONF / PARALLEL_WAVEGAN_RECIPE)[0], PARALLEL_WAVEGAN_FRAMES
     return build_vocoder(name)[0], None
 
 

@@ -121,7 +121,8 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 # float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter. Measured with
 # `benchmarks/int8_pointwise.py` (benchmarks/README.md, twelfth and seventeenth stops): on an Intel
 # Xeon with AMX, float32 filters up to 96 channels made every vocoder file faster (MB-MelGAN 0.82,
-# 0.83 with its 48-channel ones alone; Parallel WaveGAN, 64 channels, 0.93); on an AMD Zen 4 the
+# 0.83 with its 48-channel ones alone, 0.88 with its 192-channel ones too, slower with convs that
+# have taps in float32; Parallel WaveGAN, 64 channels, 0.93); on an AMD Zen 4 the
 # 96-channel ones made the MB-MelGAN v1 recipe's file 1.09-1.12x slower than all-int8 (three of
 # four runs) and the 64-channel ones Parallel WaveGAN's 1.08-1.11x; at 48 no file was slower.
 FLOAT_POINTWISE_MAX_CHANNELS = 48
@@ -134,14 +135,9 @@ def float_narrow_pointwise_convs(flatbuffer):
     conv's input row by row on every call: a min/max, a conversion and a packing per row. For a
     1x1 conv over few channels (MB-MelGAN's last residual stack, 48 channels at the sub-band
     rate: 5,512 rows per second of 22.05 kHz audio) that can cost more than the float32 product
-    it saves. On an Intel Xeon with AMX (benchmarks/README.md, twelfth stop) the MB-MelGAN int8
-    file of the comparison's harness (upsampling 2, 4, 8) ran in 0.82 of its time with its 48-
-    and 96-channel pointwise convs in float32 (0.83 with the 48-channel ones only), 0.88 with
-    the 192-channel ones as well, and convs with taps (FastSpeech2's, the vocoder's 3-tap and
-    7-tap ones) were slower in float32. On an AMD Zen 4 (seventeenth stop) the gain at the limit
-    of 48 is small (0.89-0.99), and the 64- and 96-channel ones can lose. The float32 filter
-    holds the int8 values times their per-channel scales: the same weights, only the activations
-    stay float.
+    it saves; convs with taps (FastSpeech2's, the vocoder's 3-tap and 7-tap ones) were slower in
+    float32 (measurements: beside FLOAT_POINTWISE_MAX_CHANNELS). The float32 filter holds the
+    int8 values times their per-channel scales: the same weights, only the activations stay float.
     Other convs and ops are untouched.
     """
     from tensorflow.lite.tools import flatbuffer_utils
