@@ -86,8 +86,9 @@ def invoke(interpreter, inputs):
 
 def paired_ratio(first, second, inputs_first, inputs_second, pairs):
     """Median and quartiles of time(second) / time(first) over ``pairs`` calls of each in turn."""
-    for _ in range(3):
-        invoke(first, inputs_first), invoke(second, inputs_second)
+    for _ in range(3):  # warm-up
+        invoke(first, inputs_first)
+        invoke(second, inputs_second)
     ratios = []
     for _ in range(pairs):
         start = time.perf_counter()
@@ -124,6 +125,15 @@ def products(args):
             "int8_over_float32_scores_product": alone, "int8_largest_difference": round(error, 4)}
 
 
+def recorder(call, recorded):
+    """``call`` of an attention layer that also appends its (heads, F, F) probabilities (batch of one) to ``recorded``."""
+    def recording_call(*args, return_attention=False, **kwargs):
+        outputs, probabilities = call(*args, return_attention=True, **kwargs)
+        recorded.append(probabilities.numpy()[0])
+        return (outputs, probabilities) if return_attention else outputs
+    return recording_call
+
+
 def locality(args):
     from fast_path_distance import SENTENCES
     from tensorflow_tts.inference import AutoProcessor, TFAutoModel
@@ -156,15 +166,6 @@ def locality(args):
     finally:
         tf.config.run_functions_eagerly(False)
     return {"voice": str(args.voice), "rows": rows}
-
-
-def recorder(call, recorded):
-    """``call`` of an attention layer that also appends its (heads, F, F) probabilities (batch of one) to ``recorded``."""
-    def recording_call(*args, return_attention=False, **kwargs):
-        outputs, probabilities = call(*args, return_attention=True, **kwargs)
-        recorded.append(probabilities.numpy()[0])
-        return (outputs, probabilities) if return_attention else outputs
-    return recording_call
 
 
 def main():
