@@ -23,7 +23,6 @@ operand. Two ways to make them cheaper, measured here (ours against ours):
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 
 import tensorflow as tf
 
-from measure import finish, print_machine
+from measure import alternated_times, finish, lite_interpreter, print_machine
 from tensorflow_tts.configs import FastSpeech2Config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,17 +65,6 @@ def int8_attention(query, key, value):
     return tf.cast(int8_product(probabilities_q, value_q), tf.float32) * probabilities_scale * value_scale
 
 
-def tflite_file(function, specs, threads):
-    """A LiteRT interpreter (XNNPACK where it takes the ops) for ``function`` traced at ``specs``."""
-    from ai_edge_litert.interpreter import Interpreter
-
-    traced = tf.function(function, input_signature=specs)
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([traced.get_concrete_function()], traced)
-    interpreter = Interpreter(model_content=converter.convert(), num_threads=threads)
-    interpreter.allocate_tensors()
-    return interpreter
-
-
 def invoke(interpreter, inputs):
     for detail, array in zip(interpreter.get_input_details(), inputs):
         interpreter.set_tensor(detail["index"], array)
@@ -84,18 +72,12 @@ def invoke(interpreter, inputs):
     return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
 
 
-def paired_ratio(first, second, inputs_first, inputs_second, pairs):
-    """Median and quartiles of time(second) / time(first) over ``pairs`` calls of each in turn."""
-    for _ in range(3):  # warm-up
-        invoke(first, inputs_first)
-        invoke(second, inputs_second)
-    ratios = []
-    for _ in range(pairs):
-        start = time.perf_counter()
-        invoke(first, inputs_first)
-        middle = time.perf_counter()
-        invoke(second, inputs_second)
-        ratios.append((time.perf_counter() - middle) / (middle - start))
+def ratio_of_times(baseline, candidate, baseline_inputs, candidate_inputs, pairs):
+    """Median and quartiles of time(candidate) / time(baseline) over ``pairs`` alternated calls of each."""
+    calls = {"baseline": lambda: invoke(baseline, baseline_inputs), "candidate": lambda: invoke(candidate, candidate_inputs)}
+    alternated_times(calls, 3)  # warm-up
+    times = alternated_times(calls, pairs)
+    ratios = [new / old for old, new in zip(times["baseline"], times["candidate"])]
     quartiles = statistics.quantiles(ratios, n=4)
     return {"median": round(statistics.median(ratios), 3), "quartiles": [round(q, 3) for q in (quartiles[0], quartiles[2])]}
 
@@ -105,18 +87,18 @@ def products(args):
     rng = np.random.default_rng(0)
     qkv = [rng.normal(size=shape).astype(np.float32) for _ in range(3)]
     specs = [tf.TensorSpec(shape, tf.float32)] * 3
-    float_file = tflite_file(float32_attention, specs, args.threads)
-    int8_file = tflite_file(int8_attention, specs, args.threads)
+    float_file = lite_interpreter(float32_attention, specs, args.threads)
+    int8_file = lite_interpreter(int8_attention, specs, args.threads)
     reference = invoke(float_file, qkv)
     error = float(np.abs(invoke(int8_file, qkv) - reference).max() / np.abs(reference).max())
-    whole = paired_ratio(float_file, int8_file, qkv, qkv, args.pairs)
+    whole = ratio_of_times(float_file, int8_file, qkv, qkv, args.pairs)
 
     scores_specs = [tf.TensorSpec(shape, tf.float32)] * 2
-    float_scores = tflite_file(lambda a, b: tf.matmul(a, b, transpose_b=True), scores_specs, args.threads)
+    float_scores = lite_interpreter(lambda a, b: tf.matmul(a, b, transpose_b=True), scores_specs, args.threads)
     int8_specs = [tf.TensorSpec(shape, tf.int8)] * 2
-    int8_scores = tflite_file(lambda a, b: int8_product(a, b, adjoint_b=True), int8_specs, args.threads)
+    int8_scores = lite_interpreter(lambda a, b: int8_product(a, b, adjoint_b=True), int8_specs, args.threads)
     int8_qk = [rng.integers(-127, 128, size=shape).astype(np.int8) for _ in range(2)]
-    alone = paired_ratio(float_scores, int8_scores, qkv[:2], int8_qk, args.pairs)
+    alone = ratio_of_times(float_scores, int8_scores, qkv[:2], int8_qk, args.pairs)
     print(f"attention {shape[0]} heads x {shape[1]} frames x {shape[2]}, {args.threads} threads, {args.pairs} pairs: "
           f"int8 / float32 whole attention {whole['median']} (quartiles {whole['quartiles']}), "
           f"the scores' product alone {alone['median']} ({alone['quartiles']}); "

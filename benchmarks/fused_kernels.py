@@ -27,7 +27,6 @@ their range, and the largest difference between the two outputs.
 import argparse
 import os
 import statistics
-import time
 
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
 
@@ -35,7 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import VOCODERS, build_vocoder
-from measure import print_machine
+from measure import alternated_times, print_machine
 from roofline import build_mb_melgan
 from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.conv1d import kernel_gradient
@@ -68,14 +67,8 @@ def alternate(functions, x, pairs):
     largest absolute difference between the two forms' outputs."""
     outputs = {form: function(x).numpy() for form, function in functions.items()}
     baseline, candidate = outputs.values()
-    times = {form: [] for form in functions}
-    order = list(functions.items())
-    for pair in range(pairs):
-        for form, function in order if pair % 2 == 0 else order[::-1]:
-            start = time.perf_counter()
-            function(x).numpy()
-            times[form].append(time.perf_counter() - start)
-    return times, float(np.abs(candidate - baseline).max())
+    calls = {form: (lambda function=function: function(x).numpy()) for form, function in functions.items()}
+    return alternated_times(calls, pairs), float(np.abs(candidate - baseline).max())
 
 
 def report(name, times, difference, flop=None, peak=None):

@@ -44,7 +44,7 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
-from measure import finish, machine_report, matmul_gflops, profile_op_types, timed
+from measure import finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed
 
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
@@ -137,18 +137,16 @@ LITE_READ = (4096, 4608)  # (K, N): a one-row float32 matmul over 75.5 MB of wei
 
 def _lite_fastest_invoke(weights, inputs, quantization, repeats, threads):
     """Fastest seconds of LiteRT + XNNPACK running ``inputs @ weights`` converted with ``quantization``."""
-    from ai_edge_litert.interpreter import Interpreter
-
     rng = np.random.default_rng(1)
-    matmul = tf.function(lambda x: tf.matmul(x, weights), input_signature=[tf.TensorSpec(inputs.shape, tf.float32)])
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([matmul.get_concrete_function()], matmul)
-    if quantization != "float32":
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    if quantization == "int8 full":
-        converter.representative_dataset = lambda: ([rng.standard_normal(inputs.shape, dtype=np.float32)] for _ in range(4))
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    interpreter = Interpreter(model_content=converter.convert(), num_threads=threads)
-    interpreter.allocate_tensors()
+
+    def configure(converter):
+        if quantization != "float32":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantization == "int8 full":
+            converter.representative_dataset = lambda: ([rng.standard_normal(inputs.shape, dtype=np.float32)] for _ in range(4))
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+
+    interpreter = lite_interpreter(lambda x: tf.matmul(x, weights), [tf.TensorSpec(inputs.shape, tf.float32)], threads, configure)
     interpreter.set_tensor(interpreter.get_input_details()[0]["index"], inputs)
     interpreter.invoke()  # warm-up
     _, fastest, _ = timed(interpreter.invoke, repeats, 30)
