@@ -56,10 +56,10 @@ def convert(args, folder):
     for name in args.models:
         model, max_frames = build(name)
         frames = min(args.frames, max_frames or args.frames)
-        inputs = {"mels": rng.normal(size=[1, frames, 80]).astype(np.float32)}
-        if name == PARALLEL_WAVEGAN:
-            hop_size = int(np.prod(model.config.upsample_params.upsample_scales))
-            inputs["noise"] = rng.normal(size=[1, frames * hop_size, 1]).astype(np.float32)
+        inputs = {}  # the serving signature's: mels (1, F, num_mels), and a noise-driven vocoder's noise (1, F * hop, 1)
+        for tensor in model.serving_signature(1):
+            steps = frames * model.config.hop_size if tensor.name == "noise" else frames
+            inputs[tensor.name] = rng.normal(size=[1, steps, tensor.shape[-1]]).astype(np.float32)
         np.savez(folder / f"{name}.npz", **inputs)
         for limit in args.limits:
             tflite.FLOAT_POINTWISE_MAX_CHANNELS = limit
