@@ -7,7 +7,7 @@ before the rewrite), and the files are timed in a fresh process that imports no 
 per vocoder and limit: the median of the per-round ratios to the limit-0 file with their
 quartiles, and the largest difference of its audio from the limit-0 file's. Rerun it on a
 CPU where the limit was not measured (an Intel Xeon with AMX and an AMD Zen 4 so far:
-benchmarks/README.md, twelfth and seventeenth stops).
+benchmarks/HISTORY.md, twelfth and seventeenth stops).
 
     python benchmarks/int8_pointwise.py                         # about 4 minutes on 2 cores
     python benchmarks/int8_pointwise.py --limits 0 64 96 128 --threads 1 --rounds 20

@@ -119,7 +119,7 @@ def convert_text2wav(acoustic, vocoder, quantize="float32", sampling_rate=None):
 
 # A dynamic-range int8 pointwise (1x1) conv over at most this many input channels is given back its
 # float32 filter (`float_narrow_pointwise_convs`). 0 keeps every int8 filter. Measured with
-# `benchmarks/int8_pointwise.py` (benchmarks/README.md, twelfth and seventeenth stops): on an Intel
+# `benchmarks/int8_pointwise.py` (benchmarks/HISTORY.md, twelfth and seventeenth stops): on an Intel
 # Xeon with AMX, float32 filters up to 96 channels made every vocoder file faster (MB-MelGAN 0.82,
 # 0.83 with its 48-channel ones alone, 0.88 with its 192-channel ones too, slower with convs that
 # have taps in float32; Parallel WaveGAN, 64 channels, 0.93); on an AMD Zen 4 the

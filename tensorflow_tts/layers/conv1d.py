@@ -117,7 +117,7 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     One product per tap at every width. Putting narrow inputs' K row ranges side by side
     first ("im2col", one (N, K * C_in) product) keeps the matmul wider but copies K times the
     input: with it the MB-MelGAN v1 generator step (C_in 48-192) took 1.10-1.13 times as
-    long on two threads, and the same time on one (`benchmarks/README.md`).
+    long on two threads, and the same time on one (`benchmarks/HISTORY.md`).
 
     Narrow convs (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`) take the same sums from a compiled
     kernel where one is usable (`layers.kernels`): all taps of a chunk of rows while it is in

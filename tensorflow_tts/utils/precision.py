@@ -30,7 +30,7 @@ def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
     """True when the CPU multiplies bfloat16 in hardware (x86 AVX512_BF16 or AMX-BF16, Arm BF16).
 
     Elsewhere bfloat16 is emulated and a ``mixed_bfloat16`` training step is slower than float32
-    (the MB-MelGAN generator step of benchmarks/README.md took 1.9x its float32 time with oneDNN
+    (the MB-MelGAN generator step of benchmarks/HISTORY.md took 1.9x its float32 time with oneDNN
     held to AVX-512 without BF16, ``ONEDNN_MAX_CPU_ISA=AVX512_CORE``). Reads the kernel's CPU
     flags; False where they cannot be read (not Linux).
     """
