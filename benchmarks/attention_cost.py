@@ -22,7 +22,6 @@ operand. Two ways to make them cheaper, measured here (ours against ours):
 """
 
 import argparse
-import statistics
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,8 @@ import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras i
 
 import tensorflow as tf
 
-from measure import alternated_times, finish, lite_interpreter, print_machine
+from alternation import alternated_times, paired_ratios
+from measure import finish, lite_interpreter, print_machine
 from tensorflow_tts.configs import FastSpeech2Config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,9 +77,8 @@ def ratio_of_times(baseline, candidate, baseline_inputs, candidate_inputs, pairs
     calls = {"baseline": lambda: invoke(baseline, baseline_inputs), "candidate": lambda: invoke(candidate, candidate_inputs)}
     alternated_times(calls, 3)  # warm-up
     times = alternated_times(calls, pairs)
-    ratios = [new / old for old, new in zip(times["baseline"], times["candidate"])]
-    quartiles = statistics.quantiles(ratios, n=4)
-    return {"median": round(statistics.median(ratios), 3), "quartiles": [round(q, 3) for q in (quartiles[0], quartiles[2])]}
+    median, first, third = paired_ratios(times["baseline"], times["candidate"])
+    return {"median": round(median, 3), "quartiles": [round(first, 3), round(third, 3)]}
 
 
 def products(args):

@@ -34,7 +34,8 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import VOCODERS, build_vocoder
-from measure import alternated_times, print_machine
+from alternation import alternated_times
+from measure import print_machine
 from roofline import build_mb_melgan
 from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.conv1d import kernel_gradient

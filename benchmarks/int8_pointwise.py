@@ -3,7 +3,8 @@
 Ours against ours: each vocoder (random weights) is converted to int8 once per limit of
 `tensorflow_tts.inference.tflite.FLOAT_POINTWISE_MAX_CHANNELS` (0: every filter int8, as
 before the rewrite), and the files are timed in a fresh process that imports no TensorFlow
-(LiteRT + numpy, as a shipped voice runs them), one call of each per round in turn. Printed
+(LiteRT + numpy, as a shipped voice runs them), one call of each per round in turn, the order
+reversed every other round (`alternation.alternated_times`). Printed
 per vocoder and limit: the median of the per-round ratios to the limit-0 file with their
 quartiles, and the largest difference of its audio from the limit-0 file's. Rerun it on a
 CPU where the limit was not measured (an Intel Xeon with AMX and an AMD Zen 4 so far:
@@ -15,11 +16,9 @@ benchmarks/HISTORY.md, twelfth and seventeenth stops).
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -71,28 +70,24 @@ def convert(args, folder):
 
 def time_files(folder):
     """(fresh process, no TensorFlow) Alternate each vocoder's files and print their ratios."""
+    from alternation import alternated_times, paired_ratios
     from tensorflow_tts.inference.tflite import TFLiteModel
 
     spec = json.loads((folder / "spec.json").read_text())
     for name, files in spec["models"].items():
         inputs = dict(np.load(folder / f"{name}.npz"))
-        models = [TFLiteModel(folder / file, num_threads=spec["threads"]) for file in files]
-        audio = [model(**inputs)["audio"] for model in models]  # also the warm-up call
-        times = [[] for _ in models]
-        for _ in range(spec["rounds"]):
-            for model, samples in zip(models, times):
-                start = time.perf_counter()
-                model(**inputs)
-                samples.append(time.perf_counter() - start)
-        baseline = spec["limits"].index(0)
-        for limit, samples, output in zip(spec["limits"], times, audio):
+        models = {limit: TFLiteModel(folder / file, num_threads=spec["threads"])
+                  for limit, file in zip(spec["limits"], files)}
+        audio = {limit: model(**inputs)["audio"] for limit, model in models.items()}  # also the warm-up call
+        times = alternated_times({limit: (lambda model=model: model(**inputs)) for limit, model in models.items()},
+                                 spec["rounds"])
+        for limit, samples in times.items():
             if limit == 0:
                 continue
-            ratios = sorted(t / t0 for t, t0 in zip(samples, times[baseline]))
-            quartiles = statistics.quantiles(ratios, n=4)
-            print(f"{name}: limit {limit} / all int8 {statistics.median(ratios):.3f} "
-                  f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, {len(ratios)} rounds); "
-                  f"max |audio difference| {np.abs(output - audio[baseline]).max():.2e}", flush=True)
+            median, first, third = paired_ratios(times[0], samples)
+            print(f"{name}: limit {limit} / all int8 {median:.3f} "
+                  f"(quartiles {first:.3f}-{third:.3f}, {len(samples)} rounds); "
+                  f"max |audio difference| {np.abs(audio[limit] - audio[0]).max():.2e}", flush=True)
     if "tensorflow" in sys.modules:
         raise SystemExit("the timing process imported TensorFlow: its figures would not be a shipped voice's")
 

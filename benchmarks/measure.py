@@ -62,19 +62,6 @@ def matmul_gflops(size=2048, repeats=5):
     return 2 * size**3 / fastest / 1e9
 
 
-def alternated_times(calls, pairs):
-    """{name: seconds of each of ``pairs`` calls of ``calls[name]()``}, the calls taken in turn (the
-    order reversed every other pair, so neither form always runs after the other)."""
-    times = {name: [] for name in calls}
-    order = list(calls.items())
-    for pair in range(pairs):
-        for name, call in order if pair % 2 == 0 else order[::-1]:
-            start = time.perf_counter()
-            call()
-            times[name].append(time.perf_counter() - start)
-    return times
-
-
 def lite_interpreter(function, input_signature, threads, configure=None):
     """A LiteRT interpreter (XNNPACK where it takes the ops), tensors allocated, for ``function`` traced
     at ``input_signature``; ``configure(converter)`` may set the converter's options first."""
