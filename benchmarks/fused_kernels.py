@@ -4,7 +4,7 @@ Ours against ours, in one process: each figure traces the same model or block tw
 ``TF_TTS_FUSED_KERNELS=0`` (TensorFlow ops) and ``=1`` (the kernel), and alternates their
 calls pair by pair, so both see the same phases of the machine. Printed per figure: the
 median time of each form, the median of the per-pair ratios kernel / TensorFlow ops with
-their range, and the largest difference between the two outputs.
+their quartiles (`alternation.paired_ratios`), and the largest difference between the two outputs.
 
 * ``blocks``: one residual stack at the shapes of the MB-MelGAN v1 vocoder's three stages on
   10 s of mel (192, 96 and 48 channels), with each form's GFLOP/s and its fraction of the
@@ -34,7 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import VOCODERS, build_vocoder
-from alternation import alternated_times
+from alternation import alternated_times, paired_ratios
 from measure import print_machine
 from roofline import build_mb_melgan
 from tensorflow_tts.layers import kernels
@@ -73,16 +73,15 @@ def alternate(functions, x, pairs):
 
 
 def report(name, times, difference, flop=None, peak=None):
-    ratios = [fused / ops for ops, fused in zip(times["tensorflow ops"], times["kernel"])]
+    ratio, first, third = paired_ratios(times["tensorflow ops"], times["kernel"])
     parts = []
     for form, samples in times.items():
-        median = statistics.median(samples)
-        rate = f", {flop / median / 1e9:.0f} GFLOP/s = {flop / median / 1e9 / peak:.2f} of the matmul" if flop else ""
-        parts.append(f"{form} {median * 1e3:.2f} ms{rate}")
+        seconds = statistics.median(samples)
+        rate = f", {flop / seconds / 1e9:.0f} GFLOP/s = {flop / seconds / 1e9 / peak:.2f} of the matmul" if flop else ""
+        parts.append(f"{form} {seconds * 1e3:.2f} ms{rate}")
     print(f"{name}: " + "; ".join(parts), flush=True)
-    print(f"    kernel / tensorflow ops: median {statistics.median(ratios):.3f} "
-          f"(range {min(ratios):.3f}-{max(ratios):.3f}, {len(ratios)} pairs); max |difference| {difference:.2e}",
-          flush=True)
+    print(f"    kernel / tensorflow ops: median {ratio:.3f} (quartiles {first:.3f}-{third:.3f}, "
+          f"{len(times['kernel'])} pairs); max |difference| {difference:.2e}", flush=True)
 
 
 def run_blocks(args, peak):
