@@ -50,6 +50,10 @@ From the project checkout, with `.venv` installed and the peers set up
 Arguments after ``--`` go to the harness (``--only fs2_infer,vocoder,e2e,tacotron2``: the
 ``tacotron2`` workload runs both additions). The peers folder is ``../shared/peers`` beside
 the checkout unless ``TTS_PEERS_DIR`` says otherwise.
+
+The table of benchmarks/README.md ("The latest run") is printed from such a run's JSON:
+
+    python benchmarks/side_by_side.py --table ~/.cache/tts-peers/out/compare_<date>-<time>.json
 """
 
 import time
@@ -103,6 +107,40 @@ TRAIN_FASTEST = {
     "fs2_train_fastest_ms": ("run_fs2_train", "fs2_train_step_ms", "fs2_train"),
     "voc_train_fastest_ms": ("run_voc_train", "mbmelgan_gen_train_step_ms", "mbmelgan_gen_train"),
 }
+# The issue's goals (ours / 1.8), on the figure that carries each one.
+GOALS = {"fs2_infer_ms": 0.6, "vocoder_rtf": 0.6, "e2e_rtf": 0.6, "e2e_fastest_rtf": 0.3, "taco2_infer_ms": 0.7,
+         "fs2_train_step_ms": 0.75, "mbmelgan_gen_train_step_ms": 0.6, "cold_start_s": 0.35}
+# The figures that share another's goal, and that figure, followed until one in GOALS (a figure
+# there keeps its own goal: the end to end's fastest path; the floors meet none: they bound).
+GOAL_OF = {**FASTEST, **FLOAT32_LITE, **{fastest: keras for fastest, (_, keras, _) in TRAIN_FASTEST.items()},
+           "taco2_v1_ms": "taco2_infer_ms",
+           "cold_start_fp32_lite_s": "cold_start_s", "cold_start_fastest_s": "cold_start_s"}
+# The README table's rows, in order: (figure, label).
+TABLE_ROWS = (
+    ("fs2_infer_ms", "FastSpeech2 inference, Keras fp32 (ms)"),
+    ("fs2_infer_fastest_ms", "FastSpeech2 inference, fastest path (ms)"),
+    ("vocoder_rtf", "MB-MelGAN v1 vocoder RTF, Keras fp32"),
+    ("vocoder_rtf_upsample_8_4_2", "MB-MelGAN v1 (upsample 8, 4, 2) RTF"),
+    ("vocoder_fastest_rtf", "vocoder, fastest path"),
+    ("e2e_rtf", "end to end RTF, Keras fp32"),
+    ("e2e_fastest_rtf", "end to end RTF, fastest path"),
+    ("taco2_infer_ms", "Tacotron2, class defaults, Keras (ms)"),
+    ("taco2_infer_fp32_lite_ms", "Tacotron2, class defaults, float32 TFLite (ms)"),
+    ("taco2_infer_floor_ms", "Tacotron2, class defaults, fp32 floor (ms)"),
+    ("taco2_infer_fastest_ms", "Tacotron2, class defaults, fastest path (ms)"),
+    ("taco2_v1_ms", "Tacotron2 v1 recipe, Keras (ms)"),
+    ("taco2_v1_fp32_lite_ms", "Tacotron2 v1 recipe, float32 TFLite (ms)"),
+    ("taco2_v1_floor_ms", "Tacotron2 v1 recipe, fp32 floor (ms)"),
+    ("taco2_v1_fastest_ms", "Tacotron2 v1 recipe, fastest path (ms)"),
+    ("fs2_train_step_ms", "FastSpeech2 train step, 16 x 600, fp32 (ms)"),
+    ("fs2_train_fastest_ms", "FastSpeech2 train step, `mixed_bfloat16` (ms)"),
+    ("mbmelgan_gen_train_step_ms", "MB-MelGAN generator step, fp32 (ms)"),
+    ("voc_train_fastest_ms", "MB-MelGAN generator step, `mixed_bfloat16` (ms)"),
+    ("cold_start_s", "cold start, Keras (s)"),
+    ("cold_start_fp32_lite_s", "cold start, float32 TFLite (s)"),
+    ("cold_start_fastest_s", "cold start, fastest path (int8 TFLite) (s)"),
+)
+TABLE = "--table"
 MAKE_COLD_START_FILE = "--make-cold-start-file"
 COLD_START_LITE_CHILD = "--cold-start-lite-child"
 FASTEST_CHILD = "--fastest-child"
@@ -366,7 +404,37 @@ def run_cold_start_lite(H, args, res, key, quantize):
              "converted beforehand); the child imports no TensorFlow")
 
 
+def _figure(value):
+    return f"{value:.0f}" if value >= 1000 else f"{value:.1f}" if value >= 100 else f"{value:.4g}"
+
+
+def markdown_table(compare_json):
+    """The README's table of one ``compare.py`` run (its JSON, 1.8 as side a, ours as b): each
+    figure's medians, the median ratio ours / 1.8 and each round's, the goal on the figure
+    that carries it; a ratio in bold meets its group's goal."""
+    rows = {row["metric"]: row for row in json.loads(Path(compare_json).read_text())["rows"]}
+    lines = ["| figure | 1.8 | ours | ours / 1.8 | per round | goal |", "|---|---:|---:|---:|---|---|"]
+    for figure, label in TABLE_ROWS:
+        if figure not in rows:  # a workload the run left out (--only)
+            continue
+        row = rows[figure]
+        carrier = figure
+        while carrier not in GOALS and carrier in GOAL_OF:  # taco2_v1_fastest_ms -> taco2_v1_ms -> taco2_infer_ms
+            carrier = GOAL_OF[carrier]
+        goal = GOALS.get(carrier)
+        ratio = f"{row['ratio_median']:.3f}"
+        if goal is not None and row["ratio_median"] <= goal:
+            ratio = f"**{ratio}**"
+        lines.append(f"| {label} | {_figure(row['a_median'])} | {_figure(row['b_median'])} | {ratio} | "
+                     + ", ".join(f"{r:.3f}" for r in row["ratios"])
+                     + f" | {f'≤ {goal:g}' if figure in GOALS else ''} |")
+    return "\n".join(lines)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == TABLE:
+        print(markdown_table(sys.argv[2]))
+        return 0
     children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_LITE_CHILD: cold_start_lite_child,
                 FASTEST_CHILD: time_fastest_child}
     if len(sys.argv) >= 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_lite
