@@ -69,6 +69,7 @@ T_START = time.perf_counter()  # the cold-start child's clock, as the harness's 
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import functools  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -325,6 +326,7 @@ def time_fastest_child(folder, threads):
     Path(folder, "timed.json").write_text(json.dumps(dict(figures=figures, details=details)))
 
 
+@functools.cache
 def native_bfloat16():
     """Whether this CPU multiplies bfloat16 in hardware: our package's check, loaded from its file
     so that 1.8's side, whose ``tensorflow_tts`` is 1.8's, asks the same question."""
