@@ -19,9 +19,14 @@ their quartiles (`alternation.paired_ratios`), and the largest difference betwee
 * ``generator_step``: the side-by-side comparison's MB-MelGAN generator step (8 x 32 frames, L1
   on the wave, Adam), one model traced with the kernels off and on.
 
+``--dtype bfloat16`` times the last two in bfloat16: the gradients' inputs cast to it, the
+generator step under a global ``mixed_bfloat16`` policy (the trainers' ``--mixed_precision 1``
+on CPUs with bfloat16 instructions).
+
     python benchmarks/fused_kernels.py                       # about a minute on 2 cores
     python benchmarks/fused_kernels.py --parts vocoders --models mb_melgan_2_4_8 melgan_v1 --pairs 20
     python benchmarks/fused_kernels.py --parts gradients generator_step --pairs 40
+    python benchmarks/fused_kernels.py --parts gradients generator_step --pairs 40 --dtype bfloat16
 """
 
 import argparse
@@ -112,8 +117,9 @@ def run_vocoders(args):
 def run_gradients(args, peak):
     for steps, in_channels, out_channels, taps, dilation in GRADIENT_SHAPES:
         shape = (taps, in_channels, out_channels)
-        inputs = (tf.random.stateless_normal([8, steps + dilation * (taps - 1), in_channels], seed=[5, 6]),
-                  tf.random.stateless_normal([8, steps, out_channels], seed=[5, 7]))
+        inputs = (tf.random.stateless_normal([8, steps + dilation * (taps - 1), in_channels], seed=[5, 6],
+                                             dtype=args.dtype),
+                  tf.random.stateless_normal([8, steps, out_channels], seed=[5, 7], dtype=args.dtype))
         os.environ[kernels.ENV_SWITCH] = "0"
         functions = {"tensorflow ops": tf.function(lambda xs, shape=shape, d=dilation: kernel_gradient(*xs, shape, d))}
         functions["tensorflow ops"].get_concrete_function(inputs)
@@ -122,7 +128,8 @@ def run_gradients(args, peak):
             lambda xs, taps=taps, d=dilation: kernels.ops().tts_conv_kernel_gradient(*xs, taps=taps, dilation=d))
         times, difference = alternate(functions, inputs, args.pairs)
         flop = 2 * 8 * steps * in_channels * out_channels * taps
-        report(f"kernel gradient, 8 x {steps} rows, {in_channels} -> {out_channels}, {taps} taps, dilation {dilation}",
+        report(f"{args.dtype} kernel gradient, 8 x {steps} rows, {in_channels} -> {out_channels}, {taps} taps, "
+               f"dilation {dilation}",
                times, difference, flop, peak)
 
 
@@ -146,7 +153,8 @@ def run_generator_step(args):
     gradients = [function((mels, waves))[1] for function in traced_forms(loss_gradients, (mels, waves)).values()]
     relative = max(float(tf.reduce_max(tf.abs(a - b)) / tf.reduce_max(tf.abs(a))) for a, b in zip(*gradients))
     times, _ = alternate(traced_forms(step, (mels, waves)), (mels, waves), args.pairs)
-    report("MB-MelGAN generator step, 8 x 32 frames (the comparison's)", times, relative)
+    report(f"MB-MelGAN generator step, 8 x 32 frames (the comparison's), {tf.keras.mixed_precision.global_policy().name}",
+           times, relative)
     print("    (the difference printed is the largest gradient difference relative to that gradient's largest value)")
 
 
@@ -158,7 +166,11 @@ def main(argv=None):
                         choices=[COMPARISON_VOCODER, *VOCODERS])
     parser.add_argument("--seconds", type=float, default=10.0, help="audio length per vocoder call")
     parser.add_argument("--pairs", type=int, default=12, help="alternated pairs of calls per figure")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                        help="precision of the gradients and generator_step parts")
     args = parser.parse_args(argv)
+    if args.dtype == "bfloat16":
+        tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
     _, peak = print_machine()
     if kernels.ops() is None:
         raise SystemExit("the kernels could not be built here (the warning above says why): nothing to compare")

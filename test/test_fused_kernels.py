@@ -3,7 +3,10 @@ gradient give the values of the TensorFlow ops they replace, are used only where
 never in exported graphs, and fall back cleanly."""
 
 import logging
+import os
 import shutil
+import subprocess
+import sys
 
 import tensorflow_tts  # noqa: F401
 
@@ -195,6 +198,88 @@ def test_the_compiled_kernel_gradient_gives_the_matmuls_values(batch, steps, in_
     np.testing.assert_array_equal(again, compiled)  # the threads' sums are added in a fixed order
 
 
+def exact_kernel_gradient(x_padded, dy, taps, dilation):
+    """The kernel gradient's sums in float64 from the inputs' own values (K, C_in, C_out)."""
+    x, d = (np.asarray(t, dtype=np.float64) for t in (x_padded, dy))
+    steps = d.shape[1]
+    return np.stack([np.einsum("bti,btj->ij", x[:, k * dilation : k * dilation + steps], d) for k in range(taps)])
+
+
+@needs_compiler
+@pytest.mark.parametrize(
+    "batch,steps,in_channels,out_channels,taps,dilation",
+    [
+        (8, 300, 48, 48, 3, 9),    # odd dilation: shifts of both parities; 300 rows, two chunks and part of one
+        (2, 129, 20, 32, 4, 2),    # even dilation; an odd last chunk; C_in not a multiple of 16
+        (3, 127, 48, 4, 7, 1),     # C_out 4: summed transposed
+        (1, 64, 192, 192, 1, 1),   # one tap
+    ],
+)
+def test_the_compiled_kernel_gradient_sums_bfloat16_in_float32_and_rounds_once(
+        batch, steps, in_channels, out_channels, taps, dilation, monkeypatch):
+    x_padded = tf.random.stateless_normal([batch, steps + dilation * (taps - 1), in_channels], seed=[7, 1],
+                                          dtype=tf.bfloat16)
+    dy = tf.random.stateless_normal([batch, steps, out_channels], seed=[7, 2], dtype=tf.bfloat16)
+    shape = (taps, in_channels, out_channels)
+    compiled, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    matmuls, matmuls_used = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
+    assert used and not matmuls_used
+    assert compiled.dtype == matmuls.dtype and compiled.shape == shape
+    exact = exact_kernel_gradient(x_padded.numpy(), dy.numpy(), taps, dilation)
+    # Within one bfloat16 rounding (8 significant bits) of the exact sum, plus float32 summation error.
+    error = np.abs(compiled.astype(np.float64) - exact)
+    assert np.all(error <= 2.0**-8 * np.abs(exact) + 1e-5 * np.abs(exact).max())
+    np.testing.assert_allclose(compiled.astype(np.float32), matmuls.astype(np.float32), rtol=2.0**-7,
+                               atol=1e-5 * float(np.abs(exact).max()))
+    again, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    np.testing.assert_array_equal(again, compiled)
+
+
+def compiler_has_bfloat16_instructions():
+    """Whether the kernels are built here with AVX512-BF16 (what -march=native turns on)."""
+    if shutil.which("g++") is None:
+        return False
+    defines = subprocess.run(["g++", "-march=native", "-dM", "-E", "-x", "c++", os.devnull],
+                             capture_output=True, text=True).stdout
+    return "__AVX512BF16__" in defines
+
+
+WIDENED_CHECK = """
+import sys
+import numpy as np
+import tensorflow_tts
+import tensorflow as tf
+from tensorflow_tts.layers import kernels
+x = tf.random.stateless_normal([3, 131 + 2 * 3, 48], seed=[9, 1], dtype=tf.bfloat16)
+dy = tf.random.stateless_normal([3, 131, 32], seed=[9, 2], dtype=tf.bfloat16)
+out = kernels.ops().tts_conv_kernel_gradient(x, dy, taps=3, dilation=3)
+for path, value in zip(sys.argv[1:], (out, x, dy)):
+    np.save(path, value.numpy().astype(np.float32))
+"""
+
+
+@pytest.mark.skipif(not compiler_has_bfloat16_instructions(),
+                    reason="built here without AVX512-BF16: the other tests already run the widened path")
+def test_without_bfloat16_instructions_the_kernel_gradient_widens_bfloat16_to_float32(tmp_path):
+    """The path CPUs without AVX512-BF16 take, built here by turning the instructions off."""
+    calls = tmp_path / "calls"
+    compiler = tmp_path / "cxx-without-bf16"
+    compiler.write_text(f'#!/bin/sh\necho run >> {calls}\nexec g++ "$@" -mno-avx512bf16\n')
+    compiler.chmod(0o755)
+    script = tmp_path / "check.py"
+    script.write_text(WIDENED_CHECK)
+    files = [tmp_path / f"{name}.npy" for name in ("out", "x", "dy")]
+    env = {**os.environ, "CXX": str(compiler), "TF_TTS_KERNEL_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, str(script), *map(str, files)], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert calls.read_text().splitlines() == ["run"]  # built by the compiler without the instructions
+    out, x, dy = (np.load(path) for path in files)
+    exact = exact_kernel_gradient(x, dy, 3, 3)
+    error = np.abs(out.astype(np.float64) - exact)
+    assert out.shape == (3, 48, 32)
+    assert np.all(error <= 2.0**-8 * np.abs(exact) + 1e-5 * np.abs(exact).max())
+
+
 @needs_compiler
 def test_the_compiled_kernel_gradient_has_the_matmuls_gradients(monkeypatch):
     """Second derivatives (a gradient penalty) pass through the compiled op as through the matmuls."""
@@ -250,3 +335,29 @@ def test_narrow_convs_train_with_the_compiled_kernel_gradient_and_wide_ones_with
                                jit_compile=True)
     np.testing.assert_allclose(compiled_xla(x).numpy(), reference, rtol=1e-4, atol=1e-4 * float(np.abs(reference).max()))
     assert GRADIENT_OP not in op_types(compiled_xla, x)  # XLA compiles TensorFlow's own ops only
+
+
+@needs_compiler
+def test_under_mixed_bfloat16_narrow_convs_train_with_the_compiled_kernel_gradient(monkeypatch):
+    x = tf.random.stateless_normal([2, 70, 48], seed=[8, 1])
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layer = Conv1D(48, 3, dilation_rate=3, padding="same", kernel_initializer=tf.keras.initializers.GlorotNormal(6))
+        layer(x)
+        gradients = {}
+        for switch in ("1", "0"):
+            monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+
+            @tf.function
+            def step(v):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(tf.square(tf.cast(layer(v), tf.float32)))
+                return tape.gradient(loss, layer.kernel)
+
+            assert (GRADIENT_OP in op_types(step, x)) == (switch == "1")
+            gradients[switch] = step(x).numpy()
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    assert gradients["1"].dtype == np.float32  # the float32 variable's gradient
+    scale = float(np.abs(gradients["0"]).max())
+    np.testing.assert_allclose(gradients["1"], gradients["0"], rtol=2.0**-7, atol=1e-3 * scale)

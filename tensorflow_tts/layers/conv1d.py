@@ -88,9 +88,10 @@ def input_gradient(dy, kernel, before, after, dilation=1):
 
 def _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
     """Whether the compiled kernel computes `kernel_gradient`: few channels, one side a multiple of
-    16 (its vectors' width), float32 where `kernels.usable`."""
+    16 (its vectors' width), float32 or bfloat16 where `kernels.usable`."""
     return (in_channels * out_channels <= COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS
-            and (in_channels % 16 == 0 or out_channels % 16 == 0) and kernels.usable(dy))
+            and (in_channels % 16 == 0 or out_channels % 16 == 0)
+            and kernels.usable(dy, dtypes=(tf.float32, tf.bfloat16)))
 
 
 @tf.RegisterGradient("TtsConvKernelGradient")
