@@ -30,7 +30,9 @@ from tensorflow_tts.layers.bias import KerasConvBias
 # `benchmarks/fused_kernels.py --parts gradients` (2 threads, 8 items) it took 0.61-0.72 of the
 # per-tap matmuls' time at 48 channels over 2,048 rows, 0.82-0.97 at 96 over 256, 0.83-1.15 at
 # 192 over 64, 0.47-0.51 for 48 -> 4 (7 taps), 0.24-0.26 for 1 -> 16 (15 taps), and 1.06-1.48x
-# at 256 and 384 channels, which therefore keep the matmuls.
+# at 256 and 384 channels, which therefore keep the matmuls. In bfloat16 (`--dtype bfloat16`, one
+# run, AMD Zen 4) it took 0.61-0.91 of the bfloat16 matmuls' time at the same shapes up to 192
+# channels, 0.37 and 0.26 for the last two, 0.91 at 256 and 1.07 at 384: the same limit holds.
 COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS = 192 * 192
 
 
