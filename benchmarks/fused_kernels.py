@@ -134,6 +134,15 @@ def run_gradients(args, peak):
 
 
 def run_generator_step(args):
+    policy = tf.keras.mixed_precision.global_policy()
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16" if args.dtype == "bfloat16" else "float32")
+    try:
+        time_generator_step(args)
+    finally:
+        tf.keras.mixed_precision.set_global_policy(policy)
+
+
+def time_generator_step(args):
     mels = tf.random.stateless_normal([8, 32, 80], seed=[8, 1])
     waves = tf.random.stateless_uniform([8, 32 * 256, 1], seed=[8, 2], minval=-0.5, maxval=0.5)
     model = build_mb_melgan([2, 4, 8])
@@ -153,8 +162,8 @@ def run_generator_step(args):
     gradients = [function((mels, waves))[1] for function in traced_forms(loss_gradients, (mels, waves)).values()]
     relative = max(float(tf.reduce_max(tf.abs(a - b)) / tf.reduce_max(tf.abs(a))) for a, b in zip(*gradients))
     times, _ = alternate(traced_forms(step, (mels, waves)), (mels, waves), args.pairs)
-    report(f"MB-MelGAN generator step, 8 x 32 frames (the comparison's), {tf.keras.mixed_precision.global_policy().name}",
-           times, relative)
+    policy = tf.keras.mixed_precision.global_policy().name
+    report(f"MB-MelGAN generator step, 8 x 32 frames (the comparison's), {policy}", times, relative)
     print("    (the difference printed is the largest gradient difference relative to that gradient's largest value)")
 
 
@@ -169,8 +178,6 @@ def main(argv=None):
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                         help="precision of the gradients and generator_step parts")
     args = parser.parse_args(argv)
-    if args.dtype == "bfloat16":
-        tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
     _, peak = print_machine()
     if kernels.ops() is None:
         raise SystemExit("the kernels could not be built here (the warning above says why): nothing to compare")

@@ -113,6 +113,12 @@ void add_product(const typename Rows::Element* a, int lda, int m, const typename
   }
 }
 
+// A thread's buffers for the chunks it lays out again (bfloat16 rows as pairs, or widened).
+struct Scratch {
+  std::vector<uint32_t> pairs;
+  std::vector<float> floats;
+};
+
 // The shape of one kernel gradient, and the sums of one chunk of rows of one sequence into `sum`
 // (K x C_in x C_out, or K x C_out x C_in where `transposed`).
 struct Problem {
@@ -134,23 +140,24 @@ struct Problem {
   }
 
   // float32: the rows in place.
-  void add_chunk(const float* x, const float* dy, int t0, int rows, float* sum, std::vector<float>*) const {
+  void add_chunk(const float* x, const float* dy, int t0, int rows, float* sum, Scratch*) const {
     auto x_at = [&](int shift) { return x + static_cast<int64_t>(t0 + shift) * in_channels; };
     add_taps<FloatRows>(x_at, dy + static_cast<int64_t>(t0) * out_channels, rows, sum);
   }
 
   // bfloat16, given as its 16 bits: x (padded_steps x C_in) and dy (steps x C_out) of one sequence.
   void add_chunk(const uint16_t* x, const uint16_t* dy, int t0, int rows, float* sum,
-                 std::vector<float>* scratch) const {
+                 Scratch* scratch) const {
     const int span = dilation * (taps - 1);
 #if defined(__AVX512BF16__)
     // dy's rows t0 + 2p, t0 + 2p + 1 meet x's rows shift + t0 + 2p, shift + t0 + 2p + 1: x is laid
     // out in pairs twice, from row t0 and from row t0 + 1, and each shift reads the layout of its
     // parity. Rows past the sequence are zero.
     const int pairs = (rows + 1) / 2, x_pairs = span / 2 + pairs;
-    const int64_t x_size = static_cast<int64_t>(x_pairs) * in_channels, dy_size = static_cast<int64_t>(pairs) * out_channels;
-    scratch->resize(2 * x_size + dy_size);
-    uint32_t* from_even = reinterpret_cast<uint32_t*>(scratch->data());
+    const int64_t x_size = static_cast<int64_t>(x_pairs) * in_channels;
+    const int64_t dy_size = static_cast<int64_t>(pairs) * out_channels;
+    scratch->pairs.resize(2 * x_size + dy_size);
+    uint32_t* from_even = scratch->pairs.data();
     uint32_t* from_odd = from_even + x_size;
     uint32_t* dy_pairs = from_odd + x_size;
     pair_rows(x, in_channels, t0, padded_steps, x_pairs, from_even);
@@ -162,9 +169,10 @@ struct Problem {
     add_taps<BFloat16RowPairs>(x_at, dy_pairs, pairs, sum);
 #else
     // Widened to float32: x's rows t0 .. t0 + rows + span and dy's t0 .. t0 + rows.
-    const int64_t x_size = static_cast<int64_t>(rows + span) * in_channels, dy_size = static_cast<int64_t>(rows) * out_channels;
-    scratch->resize(x_size + dy_size);
-    float* xs = scratch->data();
+    const int64_t x_size = static_cast<int64_t>(rows + span) * in_channels;
+    const int64_t dy_size = static_cast<int64_t>(rows) * out_channels;
+    scratch->floats.resize(x_size + dy_size);
+    float* xs = scratch->floats.data();
     float* dys = xs + x_size;
     widen(x + static_cast<int64_t>(t0) * in_channels, x_size, xs);
     widen(dy + static_cast<int64_t>(t0) * out_channels, dy_size, dys);
@@ -272,7 +280,7 @@ class TtsConvKernelGradientOp : public OpKernel {
     const auto* xs = bits_of(x.flat<T>().data());
     const auto* dys = bits_of(dy.flat<T>().data());
     auto work = [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch;
+      Scratch scratch;
       for (int64_t part = begin; part < end; ++part) {
         float* sum = copy_of(part);
         for (int64_t unit = units * part / parts; unit < units * (part + 1) / parts; ++unit) {
