@@ -205,6 +205,13 @@ def exact_kernel_gradient(x_padded, dy, taps, dilation):
     return np.stack([np.einsum("bti,btj->ij", x[:, k * dilation : k * dilation + steps], d) for k in range(taps)])
 
 
+def assert_within_one_bfloat16_rounding(got, exact):
+    """Each value within one bfloat16 rounding (8 significant bits) of the exact sum, plus float32
+    summation error."""
+    error = np.abs(np.asarray(got, dtype=np.float64) - exact)
+    assert np.all(error <= 2.0**-8 * np.abs(exact) + 1e-5 * np.abs(exact).max())
+
+
 @needs_compiler
 @pytest.mark.parametrize(
     "batch,steps,in_channels,out_channels,taps,dilation",
@@ -226,9 +233,7 @@ def test_the_compiled_kernel_gradient_sums_bfloat16_in_float32_and_rounds_once(
     assert used and not matmuls_used
     assert compiled.dtype == matmuls.dtype and compiled.shape == shape
     exact = exact_kernel_gradient(x_padded.numpy(), dy.numpy(), taps, dilation)
-    # Within one bfloat16 rounding (8 significant bits) of the exact sum, plus float32 summation error.
-    error = np.abs(compiled.astype(np.float64) - exact)
-    assert np.all(error <= 2.0**-8 * np.abs(exact) + 1e-5 * np.abs(exact).max())
+    assert_within_one_bfloat16_rounding(compiled, exact)
     np.testing.assert_allclose(compiled.astype(np.float32), matmuls.astype(np.float32), rtol=2.0**-7,
                                atol=1e-5 * float(np.abs(exact).max()))
     again, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
@@ -274,10 +279,8 @@ def test_without_bfloat16_instructions_the_kernel_gradient_widens_bfloat16_to_fl
     assert result.returncode == 0, result.stderr[-2000:]
     assert calls.read_text().splitlines() == ["run"]  # built by the compiler without the instructions
     out, x, dy = (np.load(path) for path in files)
-    exact = exact_kernel_gradient(x, dy, 3, 3)
-    error = np.abs(out.astype(np.float64) - exact)
     assert out.shape == (3, 48, 32)
-    assert np.all(error <= 2.0**-8 * np.abs(exact) + 1e-5 * np.abs(exact).max())
+    assert_within_one_bfloat16_rounding(out, exact_kernel_gradient(x, dy, 3, 3))
 
 
 @needs_compiler

@@ -270,11 +270,13 @@ class TtsConvKernelGradientOp : public OpKernel {
     // transposed, the first part's copy is the output itself (no copy pass at the end).
     constexpr bool kFloat = std::is_same<T, float>::value;
     const bool in_place = kFloat && !problem.transposed;
-    std::vector<float> copies(static_cast<size_t>(in_place ? parts - 1 : parts) * size, 0.0f);
+    std::vector<float> copies(static_cast<size_t>(in_place ? parts - 1 : parts) * size, 0.0f);  // zeros
     float* first = copies.data();
     if constexpr (kFloat) {
-      if (in_place) first = out;
-      std::fill(first, first + size, 0.0f);
+      if (in_place) {
+        first = out;
+        std::fill(first, first + size, 0.0f);
+      }
     }
     auto copy_of = [&](int64_t part) { return part == 0 ? first : copies.data() + (part - int64_t{in_place}) * size; };
     const auto* xs = bits_of(x.flat<T>().data());
