@@ -25,7 +25,10 @@ training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; 
   default inter-op threads (one per core) independent ops run side by side and share the
   cores, so each op's time includes its waits and the rates above understate its kernel (the
   MB-MelGAN generator step's ops overlapped 1.65-1.75x). `--inter-op-threads 1` runs one op at a
-  time: the rates are then the kernels' own, the median that of serial execution.
+  time: the rates are then the kernels' own, the median that of serial execution;
+- how busy the cores were during the timed runs: the process's CPU time over their wall time
+  (threads of TensorFlow's pools that spin briefly while waiting for work count as busy). Near
+  the number of cores, a shorter call needs less work, not fewer idle moments.
 
 A figure whose floor is above the time asked of it (a ratio to 1.8's time measured by
 `../shared/peers/compare.py`) cannot be met at fp32; see benchmarks/README.md.
@@ -38,13 +41,15 @@ A figure whose floor is above the time asked of it (a ratio to 1.8's time measur
 
 import argparse
 import math
+import time
+
 import tensorflow_tts  # noqa: F401  (sets TF_USE_LEGACY_KERAS before tf.keras is touched)
 
 import numpy as np
 import tensorflow as tf
 
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
-from measure import finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed
+from measure import finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed, usable_cpus
 
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
@@ -346,13 +351,15 @@ def machine_rates():
 def report(name, args, peak_gflops, bandwidth):
     run, counted, extra = workload(name, args)
     run()  # trace and warm up
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
     seconds, _, _ = timed(run, args.repeats, 600)
+    cpu_busy = (time.process_time() - cpu_start) / (time.perf_counter() - wall_start)
     op_ms = profile_op_types(run, args.profile_runs)
     ms_by_family = {}
     for op_type, ms in op_ms.items():
         ms_by_family[family(op_type)] = ms_by_family.get(family(op_type), 0.0) + ms
-    entry = {"median_ms": round(seconds * 1e3, 1), **extra}
-    lines = [f"{name}: median {seconds * 1e3:.1f} ms"]
+    entry = {"median_ms": round(seconds * 1e3, 1), "cpu_busy": round(cpu_busy, 2), **extra}
+    lines = [f"{name}: median {seconds * 1e3:.1f} ms, {cpu_busy:.2f} of {usable_cpus()} cores busy"]
     if "decoder_steps" in extra:  # Tacotron2: the decoder's reads, plus the GEMMs outside its loop
         entry.update(decoder_floor(extra, counted, peak_gflops, bandwidth, seconds))
         lines[0] += (f"; decoder {extra['bytes_per_step'] / 1e6:.1f} MB x {extra['decoder_steps']} steps at "
