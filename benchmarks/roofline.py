@@ -3,8 +3,9 @@
 For the workloads of the side-by-side comparison with TensorFlowTTS 1.8 (FastSpeech2 v1
 inference, 120 ids -> 600 frames; the MB-MelGAN v1 generator on 10 s of mel (upsampling 2, 4, 8
 as the comparison's headline figure, or `--upsample-scales 8 4 2`); a FastSpeech2
-training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames; Tacotron2 v1,
-600 frames) it prints:
+training step of 16 x 600 frames; an MB-MelGAN generator step of 8 x 32 frames, and that step's
+forward pass alone (`voc_train_forward`: the same model and batch, no tape, no optimizer);
+Tacotron2 v1, 600 frames) it prints:
 
 - FLOPs per call, counted from the traced graph (every MatMul, BatchMatMul, Conv2D and conv
   gradient, the compiled residual-stack kernel's convs and the compiled kernel gradient's
@@ -51,7 +52,7 @@ import tensorflow as tf
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
 from measure import finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed, usable_cpus
 
-WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "tacotron2")
+WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "voc_train_forward", "tacotron2")
 # Profiler op type -> family. Order matters: the first substring that matches wins.
 FAMILIES = (
     ("TtsResidualStack", "residual_stack"),  # tensorflow_tts.layers.kernels: a dilated conv and two 1x1 convs
@@ -287,11 +288,15 @@ def workload(name, args):
         batch = _fs2_train_inputs(16, 120, 600, model.config.vocab_size)
         step = adam_step(model, fs2_loss)
         return lambda: step(**batch).numpy(), step.get_concrete_function(**batch), {"batch": "16 x 600 frames"}
-    if name == "voc_train":
+    if name in ("voc_train", "voc_train_forward"):
         model = build_mb_melgan(args.upsample_scales)
         mels = tf.random.normal([8, 32, 80], seed=2)
         waves = tf.random.uniform([8, 32 * 256, 1], -0.5, 0.5, seed=3)
-        step = adam_step(model, lambda m, mels, waves: tf.reduce_mean(tf.abs(waves - m(mels, training=True))))
+
+        def loss(m, mels, waves):
+            return tf.reduce_mean(tf.abs(waves - m(mels, training=True)))
+
+        step = adam_step(model, loss) if name == "voc_train" else tf.function(lambda **b: loss(model, **b))
         return (lambda: step(mels=mels, waves=waves).numpy(), step.get_concrete_function(mels=mels, waves=waves),
                 {"batch": "8 x 32 frames"})
     if name == "tacotron2":
