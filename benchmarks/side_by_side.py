@@ -42,6 +42,11 @@ runs that harness unchanged (imported from the peers folder) with these addition
   user can add, though no 1.8 option does (its models fail to build under a ``mixed_bfloat16``
   or ``mixed_float16`` Keras policy). The ratio is bfloat16 against bfloat16, where
   ``*_fastest`` is ours against 1.8 as it ships.
+- ``voc_train_forward_ms``: the forward pass of the harness's MB-MelGAN generator step alone, in
+  float32 (the same model, seeds, batch and L1 loss, ``training=True``; no tape, no Adam), and
+  ``voc_train_rest_ms``, the step's float32 median less this one's: the backward pass with Adam,
+  as an estimate from two medians. Together they split the step's ratio against 1.8 into its
+  forward pass and the rest, in one run.
 - ``cold_start_fastest_s``: the harness's cold start (fresh process to the first audio of
   FastSpeech2 + MB-MelGAN, default sizes, pinned durations, the same ids) through that path:
   the text2wav file is converted once beforehand (what a voice ships as), then each fresh
@@ -150,6 +155,8 @@ TABLE_ROWS = (
     ("fs2_train_fastest_ms", "FastSpeech2 train step, `mixed_bfloat16` (ms)"),
     ("fs2_train_bf16_ms", "FastSpeech2 train step, bfloat16 both (1.8: TF's rewrite) (ms)"),
     ("mbmelgan_gen_train_step_ms", "MB-MelGAN generator step, fp32 (ms)"),
+    ("voc_train_forward_ms", "MB-MelGAN generator step: its forward pass alone, fp32 (ms)"),
+    ("voc_train_rest_ms", "MB-MelGAN generator step: the rest (step less forward), fp32 (ms)"),
     ("voc_train_fastest_ms", "MB-MelGAN generator step, `mixed_bfloat16` (ms)"),
     ("voc_train_bf16_ms", "MB-MelGAN generator step, bfloat16 both (1.8: TF's rewrite) (ms)"),
     ("cold_start_s", "cold start, Keras (s)"),
@@ -384,6 +391,31 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
     return run
 
 
+def run_voc_train_forward(H, M, args, res):
+    """``voc_train_forward_ms`` and ``voc_train_rest_ms`` (see the module's docstring), after the
+    harness's generator step gave ``mbmelgan_gen_train_step_ms``."""
+    np, tf = M["np"], M["tf"]
+    tf.random.set_seed(H.SEED + 4)  # the harness's run_voc_train, less the tape and Adam
+    model = H.build_mbmelgan(M, name="mb_melgan_train_forward")
+    rng = np.random.RandomState(H.SEED + 5)
+    batch, frames = H.TRAIN_VOC_BATCH, H.TRAIN_VOC_FRAMES
+    mels = tf.constant(rng.randn(batch, frames, H.NUM_MELS).astype("float32"))
+    wav = tf.constant(np.clip(0.3 * rng.randn(batch, frames * H.HOP_SIZE, 1), -1, 1).astype("float32"))
+
+    @tf.function
+    def forward(m, y):
+        return tf.reduce_mean(tf.abs(y - model(m, training=True)))
+
+    def once():
+        forward(mels, wav).numpy()
+
+    median, timing = H.bench(once, args.warmup, args.repeats)
+    res["voc_train_forward_ms"] = median * 1e3
+    res["details"]["voc_train_forward"] = dict(batch=batch, mel_frames=frames, **timing)
+    if "mbmelgan_gen_train_step_ms" in res:
+        res["voc_train_rest_ms"] = res["mbmelgan_gen_train_step_ms"] - res["voc_train_forward_ms"]
+
+
 # --------------------------------------------------------------------------- cold start, shipped TFLite path
 def make_cold_start_file(path, threads, quantize):
     """(child process) The harness's cold-start models as one text2wav TFLite file, plus its inputs."""
@@ -502,6 +534,14 @@ def main():
     H.run_tacotron2 = tacotron2_and_fastest
     for fastest, (name, keras, details) in TRAIN_FASTEST.items():
         setattr(H, name, with_fastest_training(H, getattr(H, name), fastest, keras, details))
+    voc_train_and_fastest = H.run_voc_train
+
+    def voc_train_and_forward(M, args, res):
+        voc_train_and_fastest(M, args, res)
+        H.log("voc_train: its forward pass alone (fp32)")
+        run_voc_train_forward(H, M, args, res)
+
+    H.run_voc_train = voc_train_and_forward
     H.main()
 
 
