@@ -76,6 +76,24 @@ def lite_interpreter(function, input_signature, threads, configure=None):
     return interpreter
 
 
+# Profiler op type -> family. Order matters: the first substring that matches wins.
+FAMILIES = (
+    ("TtsResidualStack", "residual_stack"),  # tensorflow_tts.layers.kernels: a dilated conv and two 1x1 convs
+    ("TtsConvKernelGradient", "kernel_gradient"),  # tensorflow_tts.layers.kernels: a conv's dW, all taps
+    ("Conv2DBackpropFilter", "conv_grad_filter"),
+    ("Conv2DBackpropInput", "conv_grad_input"),
+    ("Conv2D", "conv"),
+    ("BatchMatMul", "batch_matmul"),
+    ("MatMul", "matmul"),
+)
+GEMM = {family for _, family in FAMILIES}
+
+
+def family(op_type):
+    """The family of a profiler op type: one of ``GEMM`` (the products), else "other"."""
+    return next((name for key, name in FAMILIES if key in op_type), "other")
+
+
 def op_types_of_trace(logdir, runs):
     """Milliseconds per run spent in each TensorFlow op type in the profiler trace under `logdir`."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2

@@ -50,24 +50,10 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
-from measure import finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed, usable_cpus
+from measure import (GEMM, family, finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed,
+                     usable_cpus)
 
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "voc_train_forward", "tacotron2")
-# Profiler op type -> family. Order matters: the first substring that matches wins.
-FAMILIES = (
-    ("TtsResidualStack", "residual_stack"),  # tensorflow_tts.layers.kernels: a dilated conv and two 1x1 convs
-    ("TtsConvKernelGradient", "kernel_gradient"),  # tensorflow_tts.layers.kernels: a conv's dW, all taps
-    ("Conv2DBackpropFilter", "conv_grad_filter"),
-    ("Conv2DBackpropInput", "conv_grad_input"),
-    ("Conv2D", "conv"),
-    ("BatchMatMul", "batch_matmul"),
-    ("MatMul", "matmul"),
-)
-GEMM = {family for _, family in FAMILIES}
-
-
-def family(op_type):
-    return next((name for key, name in FAMILIES if key in op_type), "other")
 
 
 def _size(shape):

@@ -63,6 +63,12 @@ Arguments after ``--`` go to the harness (``--only fs2_infer,vocoder,e2e,tacotro
 ``tacotron2`` workload runs both additions). The peers folder is ``../shared/peers`` beside
 the checkout unless ``TTS_PEERS_DIR`` says otherwise.
 
+Where each side's float32 generator step spends its time, by op family (one op at a time, 10
+profiled steps; prints one JSON line per side):
+
+    benchmarks/side_by_side.sh peer --profile-voc-train 10 1
+    benchmarks/side_by_side.sh ours --profile-voc-train 10 1
+
 The table of benchmarks/README.md ("The latest run") is printed from such a run's JSON:
 
     python benchmarks/side_by_side.py --table ~/.cache/tts-peers/out/compare_<date>-<time>.json
@@ -167,6 +173,7 @@ TABLE = "--table"
 MAKE_COLD_START_FILE = "--make-cold-start-file"
 COLD_START_LITE_CHILD = "--cold-start-lite-child"
 FASTEST_CHILD = "--fastest-child"
+PROFILE_VOC_TRAIN = "--profile-voc-train"
 
 
 def load_harness():
@@ -391,29 +398,66 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
     return run
 
 
-def run_voc_train_forward(H, M, args, res):
-    """``voc_train_forward_ms`` and ``voc_train_rest_ms`` (see the module's docstring), after the
-    harness's generator step gave ``mbmelgan_gen_train_step_ms``."""
+def voc_train_parts(H, M, name):
+    """The harness's generator step's model, mels and waveform, built as its ``run_voc_train``
+    builds them (the same seeds): ``(model, loss)``, ``loss()`` its L1 loss in training mode."""
     np, tf = M["np"], M["tf"]
-    tf.random.set_seed(H.SEED + 4)  # the harness's run_voc_train, less the tape and Adam
-    model = H.build_mbmelgan(M, name="mb_melgan_train_forward")
+    tf.random.set_seed(H.SEED + 4)
+    model = H.build_mbmelgan(M, name=name)
     rng = np.random.RandomState(H.SEED + 5)
     batch, frames = H.TRAIN_VOC_BATCH, H.TRAIN_VOC_FRAMES
     mels = tf.constant(rng.randn(batch, frames, H.NUM_MELS).astype("float32"))
     wav = tf.constant(np.clip(0.3 * rng.randn(batch, frames * H.HOP_SIZE, 1), -1, 1).astype("float32"))
+    return model, lambda: tf.reduce_mean(tf.abs(wav - model(mels, training=True)))
 
-    @tf.function
-    def forward(m, y):
-        return tf.reduce_mean(tf.abs(y - model(m, training=True)))
 
-    def once():
-        forward(mels, wav).numpy()
+def run_voc_train_forward(H, M, args, res):
+    """``voc_train_forward_ms`` and ``voc_train_rest_ms`` (see the module's docstring), after the
+    harness's generator step gave ``mbmelgan_gen_train_step_ms``."""
+    _, loss = voc_train_parts(H, M, "mb_melgan_train_forward")
+    forward = M["tf"].function(loss)
 
-    median, timing = H.bench(once, args.warmup, args.repeats)
+    median, timing = H.bench(lambda: forward().numpy(), args.warmup, args.repeats)
     res["voc_train_forward_ms"] = median * 1e3
-    res["details"]["voc_train_forward"] = dict(batch=batch, mel_frames=frames, **timing)
+    res["details"]["voc_train_forward"] = dict(batch=H.TRAIN_VOC_BATCH, mel_frames=H.TRAIN_VOC_FRAMES, **timing)
     if "mbmelgan_gen_train_step_ms" in res:
         res["voc_train_rest_ms"] = res["mbmelgan_gen_train_step_ms"] - res["voc_train_forward_ms"]
+
+
+def profile_voc_train(runs, inter_op_threads):
+    """(own process) Where the harness's float32 generator step spends its time, by op: the step
+    (its model, batch, L1 loss and Adam) timed, then profiled over ``runs`` steps with
+    ``inter_op_threads`` (1: one op at a time, so each op's time is its own). Prints one JSON line:
+    the step's median and milliseconds per step of each product family (`measure.GEMM`: convs,
+    their gradients, matmuls) and of every other op type. ``side_by_side.sh peer|ours
+    --profile-voc-train 10 1`` gives both packages' (for their shares; a ratio against 1.8 comes
+    from a compare.py run)."""
+    H = load_harness()
+    M = H.load_tf(argparse.Namespace(intra_op_threads=os.cpu_count(), inter_op_threads=inter_op_threads))
+    tf = M["tf"]
+    from measure import GEMM, family, profile_op_types  # beside this script; after load_tf set the threads
+
+    model, loss = voc_train_parts(H, M, "mb_melgan_train")
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-4)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            value = loss()
+        gradients = tape.gradient(value, model.trainable_variables)
+        optimizer.apply_gradients([(g, v) for g, v in zip(gradients, model.trainable_variables) if g is not None])
+        return value
+
+    median, _ = H.bench(lambda: step().numpy(), 3, 15)
+    by_kind = {}
+    for op_type, ms in profile_op_types(lambda: step().numpy(), runs).items():
+        kind = family(op_type) if family(op_type) in GEMM else op_type
+        by_kind[kind] = by_kind.get(kind, 0.0) + ms
+    total = sum(by_kind.values())
+    products = sum(ms for kind, ms in by_kind.items() if kind in GEMM)
+    print(json.dumps(dict(step_ms=round(median * 1e3, 2), inter_op_threads=inter_op_threads, op_ms_total=round(total, 2),
+                          products_ms=round(products, 2), products_share=round(products / total, 3),
+                          op_ms={kind: round(ms, 3) for kind, ms in sorted(by_kind.items(), key=lambda kv: -kv[1])})))
 
 
 # --------------------------------------------------------------------------- cold start, shipped TFLite path
@@ -510,6 +554,8 @@ def main():
         return 0
     children = {MAKE_COLD_START_FILE: make_cold_start_file, COLD_START_LITE_CHILD: cold_start_lite_child,
                 FASTEST_CHILD: time_fastest_child}
+    if len(sys.argv) == 4 and sys.argv[1] == PROFILE_VOC_TRAIN:
+        return profile_voc_train(int(sys.argv[2]), int(sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] in children:  # a process started by run_fastest or run_cold_start_lite
         return children[sys.argv[1]](sys.argv[2], int(sys.argv[3]), *sys.argv[4:])
     H = load_harness()
