@@ -399,8 +399,9 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
 
 
 def voc_train_parts(H, M, name):
-    """The harness's generator step's model, mels and waveform, built as its ``run_voc_train``
-    builds them (the same seeds): ``(model, loss)``, ``loss()`` its L1 loss in training mode."""
+    """The harness's generator step's model and loss on its mels and waveform, built as its
+    ``run_voc_train`` builds them (the same seeds): ``(model, loss)``, where ``loss()`` is the L1
+    loss of the model's output in training mode."""
     np, tf = M["np"], M["tf"]
     tf.random.set_seed(H.SEED + 4)
     model = H.build_mbmelgan(M, name=name)
@@ -451,7 +452,8 @@ def profile_voc_train(runs, inter_op_threads):
     median, _ = H.bench(lambda: step().numpy(), 3, 15)
     by_kind = {}
     for op_type, ms in profile_op_types(lambda: step().numpy(), runs).items():
-        kind = family(op_type) if family(op_type) in GEMM else op_type
+        kind = family(op_type)
+        kind = kind if kind in GEMM else op_type  # the products by family, every other op by its type
         by_kind[kind] = by_kind.get(kind, 0.0) + ms
     total = sum(by_kind.values())
     products = sum(ms for kind, ms in by_kind.items() if kind in GEMM)
