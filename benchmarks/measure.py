@@ -94,6 +94,31 @@ def family(op_type):
     return next((name for key, name in FAMILIES if key in op_type), "other")
 
 
+def family_ms(op_ms):
+    """``{op type: ms}`` (as `profile_op_types` gives it) summed by `family`."""
+    totals = {}
+    for op_type, ms in op_ms.items():
+        totals[family(op_type)] = totals.get(family(op_type), 0.0) + ms
+    return totals
+
+
+def adam_step(model, loss_of):
+    """A tf.function: one Adam step on `loss_of(model, **batch)` (the comparison's training step: the
+    harness's optimizer and learning rate)."""
+    optimizer = tf.keras.optimizers.Adam(1e-4)
+
+    @tf.function
+    def step(**batch):
+        with tf.GradientTape() as tape:
+            loss = loss_of(model, **batch)
+        pairs = [(g, v) for g, v in zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+                 if g is not None]
+        optimizer.apply_gradients(pairs)
+        return loss
+
+    return step
+
+
 def op_types_of_trace(logdir, runs):
     """Milliseconds per run spent in each TensorFlow op type in the profiler trace under `logdir`."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2

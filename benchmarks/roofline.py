@@ -50,8 +50,8 @@ import numpy as np
 import tensorflow as tf
 
 from inference_rtf import acoustic_inputs, build_fastspeech2, build_tacotron2
-from measure import (GEMM, family, finish, lite_interpreter, machine_report, matmul_gflops, profile_op_types, timed,
-                     usable_cpus)
+from measure import (GEMM, adam_step, family, family_ms, finish, lite_interpreter, machine_report, matmul_gflops,
+                     profile_op_types, timed, usable_cpus)
 
 WORKLOADS = ("fs2_infer", "vocoder", "fs2_train", "voc_train", "voc_train_forward", "tacotron2")
 
@@ -217,22 +217,6 @@ def _fs2_train_inputs(batch, tokens, frames, vocab_size):
     )
 
 
-def adam_step(model, loss_of):
-    """A tf.function: one Adam step on `loss_of(model, **batch)` (the comparison's training step)."""
-    optimizer = tf.keras.optimizers.Adam(1e-4)
-
-    @tf.function
-    def step(**batch):
-        with tf.GradientTape() as tape:
-            loss = loss_of(model, **batch)
-        pairs = [(g, v) for g, v in zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
-                 if g is not None]
-        optimizer.apply_gradients(pairs)
-        return loss
-
-    return step
-
-
 def fs2_loss(model, input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, mel_gts):
     mel_before, mel_after, durations, f0, energy = model(
         input_ids, speaker_ids, duration_gts, f0_gts, energy_gts, training=True, num_frames=mel_gts.shape[1])[:5]
@@ -346,9 +330,7 @@ def report(name, args, peak_gflops, bandwidth):
     seconds, _, _ = timed(run, args.repeats, 600)
     cpu_busy = (time.process_time() - cpu_start) / (time.perf_counter() - wall_start)
     op_ms = profile_op_types(run, args.profile_runs)
-    ms_by_family = {}
-    for op_type, ms in op_ms.items():
-        ms_by_family[family(op_type)] = ms_by_family.get(family(op_type), 0.0) + ms
+    ms_by_family = family_ms(op_ms)
     entry = {"median_ms": round(seconds * 1e3, 1), "cpu_busy": round(cpu_busy, 2), **extra}
     lines = [f"{name}: median {seconds * 1e3:.1f} ms, {cpu_busy:.2f} of {usable_cpus()} cores busy"]
     if "decoder_steps" in extra:  # Tacotron2: the decoder's reads, plus the GEMMs outside its loop

@@ -400,8 +400,8 @@ def with_fastest_training(H, harness_run, fastest, keras, details):
 
 def voc_train_parts(H, M, name):
     """The harness's generator step's model and loss on its mels and waveform, built as its
-    ``run_voc_train`` builds them (the same seeds): ``(model, loss)``, where ``loss()`` is the L1
-    loss of the model's output in training mode."""
+    ``run_voc_train`` builds them (the same seeds): ``(model, loss_of)``, where ``loss_of(model)``
+    is the L1 loss of the model's output in training mode."""
     np, tf = M["np"], M["tf"]
     tf.random.set_seed(H.SEED + 4)
     model = H.build_mbmelgan(M, name=name)
@@ -409,14 +409,14 @@ def voc_train_parts(H, M, name):
     batch, frames = H.TRAIN_VOC_BATCH, H.TRAIN_VOC_FRAMES
     mels = tf.constant(rng.randn(batch, frames, H.NUM_MELS).astype("float32"))
     wav = tf.constant(np.clip(0.3 * rng.randn(batch, frames * H.HOP_SIZE, 1), -1, 1).astype("float32"))
-    return model, lambda: tf.reduce_mean(tf.abs(wav - model(mels, training=True)))
+    return model, lambda m: tf.reduce_mean(tf.abs(wav - m(mels, training=True)))
 
 
 def run_voc_train_forward(H, M, args, res):
     """``voc_train_forward_ms`` and ``voc_train_rest_ms`` (see the module's docstring), after the
     harness's generator step gave ``mbmelgan_gen_train_step_ms``."""
-    _, loss = voc_train_parts(H, M, "mb_melgan_train_forward")
-    forward = M["tf"].function(loss)
+    model, loss_of = voc_train_parts(H, M, "mb_melgan_train_forward")
+    forward = M["tf"].function(lambda: loss_of(model))
 
     median, timing = H.bench(lambda: forward().numpy(), args.warmup, args.repeats)
     res["voc_train_forward_ms"] = median * 1e3
@@ -435,26 +435,13 @@ def profile_voc_train(runs, inter_op_threads):
     from a compare.py run)."""
     H = load_harness()
     M = H.load_tf(argparse.Namespace(intra_op_threads=os.cpu_count(), inter_op_threads=inter_op_threads))
-    tf = M["tf"]
-    from measure import GEMM, family, profile_op_types  # beside this script; after load_tf set the threads
+    from measure import GEMM, adam_step, family, family_ms, profile_op_types  # beside this script; after load_tf
 
-    model, loss = voc_train_parts(H, M, "mb_melgan_train")
-    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-4)
-
-    @tf.function
-    def step():
-        with tf.GradientTape() as tape:
-            value = loss()
-        gradients = tape.gradient(value, model.trainable_variables)
-        optimizer.apply_gradients([(g, v) for g, v in zip(gradients, model.trainable_variables) if g is not None])
-        return value
-
+    step = adam_step(*voc_train_parts(H, M, "mb_melgan_train"))
     median, _ = H.bench(lambda: step().numpy(), 3, 15)
-    by_kind = {}
-    for op_type, ms in profile_op_types(lambda: step().numpy(), runs).items():
-        kind = family(op_type)
-        kind = kind if kind in GEMM else op_type  # the products by family, every other op by its type
-        by_kind[kind] = by_kind.get(kind, 0.0) + ms
+    op_ms = profile_op_types(lambda: step().numpy(), runs)
+    by_kind = {kind: ms for kind, ms in family_ms(op_ms).items() if kind in GEMM}  # products by family,
+    by_kind.update({op: ms for op, ms in op_ms.items() if family(op) not in GEMM})  # every other op by its type
     total = sum(by_kind.values())
     products = sum(ms for kind, ms in by_kind.items() if kind in GEMM)
     print(json.dumps(dict(step_ms=round(median * 1e3, 2), inter_op_threads=inter_op_threads, op_ms_total=round(total, 2),
