@@ -52,9 +52,9 @@ constexpr int kLine = 64;    // bytes in a cache line
 // The next chunk's rows (x's and dy's), fetched into L2 one line of each per row that the current
 // chunk's first register blocks walk, so that they are there when its sums start. In a training
 // step x is an activation saved long before, out of every cache: on rows out of cache the
-// 48-channel kernel gradients took about twice their time on rows in cache, fetching ahead took
-// 0.85-0.93 of that on two of them, and the harness's MB-MelGAN generator step 0.98 of its time
-// in float32 and in bfloat16 (AMD Zen 5; values unchanged).
+// 48-channel kernel gradients took 1.5-2.3x their time on rows in cache, and with the rows fetched
+// ahead the harness's MB-MelGAN generator step took 0.98 of its time in float32 and in bfloat16
+// (AMD Zen 5; values unchanged).
 struct Ahead {
   const char* at[2];
   const char* end[2];
