@@ -145,6 +145,17 @@ struct Problem {
   int steps, padded_steps, in_channels, out_channels, taps, dilation;
   bool transposed;  // summed as dW[k]^T (vectors along C_in)
   int64_t tap_size() const { return static_cast<int64_t>(in_channels) * out_channels; }
+  int span() const { return dilation * (taps - 1); }  // x's rows past dy's: a chunk reads rows + span of x
+
+  // The rows the chunk at t0 (`rows` long) of the sequence whose x and dy start at x and dy reads,
+  // for `Ahead` to fetch: x's rows t0 .. t0 + rows + span and dy's t0 .. t0 + rows.
+  template <typename E>
+  Ahead rows_read(const E* x, const E* dy, int t0, int rows) const {
+    const auto* x0 = reinterpret_cast<const char*>(x + static_cast<int64_t>(t0) * in_channels);
+    const auto* d0 = reinterpret_cast<const char*>(dy + static_cast<int64_t>(t0) * out_channels);
+    return Ahead{{x0, d0}, {x0 + static_cast<int64_t>(rows + span()) * in_channels * sizeof(E),
+                            d0 + static_cast<int64_t>(rows) * out_channels * sizeof(E)}};
+  }
 
   // sum[k] += (x's rows shifted by k * dilation)^T dy over `steps` rows, for each tap k: x_at(shift)
   // points to x's first row for that shift.
@@ -168,7 +179,7 @@ struct Problem {
   // bfloat16, given as its 16 bits: x (padded_steps x C_in) and dy (steps x C_out) of one sequence.
   void add_chunk(const uint16_t* x, const uint16_t* dy, int t0, int rows, float* sum,
                  Scratch* scratch, Ahead* ahead) const {
-    const int span = dilation * (taps - 1);
+    const int span = this->span();
 #if defined(__AVX512BF16__)
     // dy's rows t0 + 2p, t0 + 2p + 1 meet x's rows shift + t0 + 2p, shift + t0 + 2p + 1: x is laid
     // out in pairs twice, from row t0 and from row t0 + 1, and each shift reads the layout of its
@@ -301,7 +312,6 @@ class TtsConvKernelGradientOp : public OpKernel {
     auto copy_of = [&](int64_t part) { return part == 0 ? first : copies.data() + (part - int64_t{in_place}) * size; };
     const auto* xs = bits_of(x.flat<T>().data());
     const auto* dys = bits_of(dy.flat<T>().data());
-    const int span = dilation_ * (taps_ - 1);
     // A unit of work: rows t0 .. t0 + rows of sequence b, whose x and dy start at x_of(b) and dy_of(b).
     struct Unit {
       int b, t0, rows;
@@ -320,12 +330,9 @@ class TtsConvKernelGradientOp : public OpKernel {
         for (int64_t unit = units * part / parts; unit < last; ++unit) {
           const Unit u = unit_at(unit);
           Ahead ahead{};  // nothing to fetch after a part's last unit
-          if (unit + 1 < last) {  // the next unit's rows: x's (and the span after them) and dy's
+          if (unit + 1 < last) {
             const Unit next = unit_at(unit + 1);
-            const auto* x0 = reinterpret_cast<const char*>(x_of(next.b) + static_cast<int64_t>(next.t0) * problem.in_channels);
-            const auto* d0 = reinterpret_cast<const char*>(dy_of(next.b) + static_cast<int64_t>(next.t0) * problem.out_channels);
-            ahead = Ahead{{x0, d0}, {x0 + static_cast<int64_t>(next.rows + span) * problem.in_channels * sizeof(*xs),
-                                     d0 + static_cast<int64_t>(next.rows) * problem.out_channels * sizeof(*dys)}};
+            ahead = problem.rows_read(x_of(next.b), dy_of(next.b), next.t0, next.rows);
           }
           problem.add_chunk(x_of(u.b), dy_of(u.b), u.t0, u.rows, sum, &scratch, &ahead);
         }
