@@ -1,6 +1,6 @@
-"""The compiled kernels (`layers.kernels`): the residual stack's and the narrow convs' kernel
-gradient give the values of the TensorFlow ops they replace, are used only where they can be,
-never in exported graphs, and fall back cleanly."""
+"""The compiled kernels (`layers.kernels`): the residual stack's, the narrow convs' kernel
+gradient and the activated reflect pad give the values of the TensorFlow ops they replace, are
+used only where they can be, never in exported graphs, and fall back cleanly."""
 
 import logging
 import os
@@ -19,7 +19,7 @@ from tensorflow_tts.inference.export import export_saved_model
 from tensorflow_tts.inference.tflite import convert_model, operator_names
 from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.conv1d import Conv1D, kernel_gradient
-from tensorflow_tts.layers.residual_stack import TFResidualStack
+from tensorflow_tts.layers.residual_stack import TFReflectionPad1d, TFResidualStack, pad_activated
 from tensorflow_tts.models import TFMBMelGANGenerator
 
 OP = "TtsResidualStack"
@@ -364,3 +364,61 @@ def test_under_mixed_bfloat16_narrow_convs_train_with_the_compiled_kernel_gradie
     assert gradients["1"].dtype == np.float32  # the float32 variable's gradient
     scale = float(np.abs(gradients["0"]).max())
     np.testing.assert_allclose(gradients["1"], gradients["0"], rtol=2.0**-7, atol=1e-3 * scale)
+
+
+PAD_OP, PAD_GRADIENT_OP = "TtsLeakyReflectPad", "TtsLeakyReflectPadGrad"
+
+
+def activated_pad_and_gradients(x, size, alpha, upstream, second):
+    """y = pad(LeakyReLU(x)) in training; its gradient dx for `upstream`; and the gradient of
+    sum(second * dx) with respect to the upstream (what a gradient penalty differentiates)."""
+    pad, activation = TFReflectionPad1d(size), tf.keras.layers.LeakyReLU(alpha)
+    with tf.GradientTape() as outer:
+        outer.watch(upstream)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = pad_activated(pad, activation, x, training=True)
+        dx = inner.gradient(y, x, output_gradients=upstream)
+        penalty = tf.reduce_sum(second * dx)
+    return y, dx, outer.gradient(penalty, upstream)
+
+
+@needs_compiler
+@pytest.mark.parametrize("batch,steps,channels,size,alpha", [
+    (2, 2, 5, 1, 0.2),     # the shortest signal a pad allows
+    (2, 3, 5, 2, 0.2),     # both edges reflect the same steps
+    (1, 5, 16, 4, 0.1),
+    (3, 60, 48, 27, 0.2),  # MB-MelGAN's widest dilation
+    (2, 300, 48, 9, 0.1),
+])
+def test_the_compiled_activated_pad_gives_tensorflows_values_and_gradients_bit_for_bit(
+        batch, steps, channels, size, alpha, monkeypatch):
+    x = tf.random.stateless_normal([batch, steps, channels], seed=[9, steps])
+    upstream = tf.random.stateless_normal([batch, steps + 2 * size, channels], seed=[9, 2])
+    second = tf.random.stateless_normal([batch, steps, channels], seed=[9, 3])
+    results = {}
+    for switch in ("0", "1"):
+        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+        run = tf.function(activated_pad_and_gradients)
+        assert (PAD_GRADIENT_OP in op_types(run, x, size, alpha, upstream, second)) == (switch == "1")
+        results[switch] = [t.numpy() for t in run(x, size, alpha, upstream, second)]
+    for name, reference, compiled in zip(["padded", "gradient", "second derivative"], results["0"], results["1"]):
+        np.testing.assert_array_equal(compiled, reference, err_msg=name)
+
+
+@needs_compiler
+def test_the_activated_pad_runs_tensorflows_ops_where_the_kernel_does_not_apply(monkeypatch):
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    x = tf.random.stateless_normal([2, 30, 16], seed=[10, 1])
+
+    def traced(activation, v, training=True, size=3):
+        return op_types(tf.function(lambda u: pad_activated(TFReflectionPad1d(size), activation, u, training)), v)
+
+    leaky = tf.keras.layers.LeakyReLU(0.2)
+    assert PAD_OP in traced(leaky, x)
+    assert PAD_OP not in traced(leaky, x, training=False)  # inference graphs stay TensorFlow's
+    assert PAD_OP not in traced(leaky, tf.expand_dims(x, 1))  # rows (B, 1, T, C)
+    assert PAD_OP not in traced(tf.keras.layers.ReLU(), x)
+    assert PAD_OP not in traced(leaky, tf.cast(x, tf.bfloat16))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="more time steps than the padding"):
+        kernels.ops().tts_leaky_reflect_pad(x[:, :3], size=3, alpha=0.2)

@@ -2,11 +2,14 @@
 
 import tensorflow_tts  # noqa: F401
 
+import shutil
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
+from tensorflow_tts.layers import kernels
 from tensorflow_tts.layers.residual_stack import TFReflectionPad1d, reflect_pad
 from tensorflow_tts.models import TFMBMelGANGenerator
 
@@ -44,16 +47,27 @@ def traced_op_types(model, mels, training):
     return [(op.type, op.name) for op in run.get_concrete_function(mels).graph.get_operations()]
 
 
-def test_a_generator_training_step_takes_each_pads_gradient_in_one_op():
+@pytest.mark.parametrize("fused", ["0", "1"], ids=["tensorflow-ops", "compiled-kernels"])
+def test_a_generator_training_step_takes_each_pads_gradient_in_one_op(fused, monkeypatch):
     """The training flag reaches every pad of a vocoder, whose gradients are then one
-    MirrorPadGrad each and no StridedSliceGrad (autodiff through the concat's slices)."""
+    MirrorPadGrad each and no StridedSliceGrad (autodiff through the concat's slices); with the
+    compiled kernels, each pad of an activated signal is one TtsLeakyReflectPadGrad instead,
+    the activation's gradient included."""
+    if fused == "1" and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler to build the kernels")
+    monkeypatch.setenv(kernels.ENV_SWITCH, fused)
     config = MultiBandMelGANGeneratorConfig(filters=16, upsample_scales=[2, 2], stacks=2, subbands=4)
     model = TFMBMelGANGenerator(config)
     mels = tf.random.stateless_normal([1, 12, 80], seed=[1, 2])
     model(mels)
     pads = [layer for layer in model.submodules if isinstance(layer, TFReflectionPad1d) and layer.padding_size]
-    training = traced_op_types(model, mels, training=True)
-    # every pad but the first, whose input is the mels (no gradient asked for)
-    assert [op for op, _ in training].count("MirrorPadGrad") == len(pads) - 1 > 2
-    assert not [name for op, name in training if op == "StridedSliceGrad" and "reflect" in name]
-    assert "MirrorPadGrad" not in [op for op, _ in traced_op_types(model, mels, training=False)]
+    traced = traced_op_types(model, mels, training=True)
+    training = [op for op, _ in traced]
+    fused_gradients = training.count("TtsLeakyReflectPadGrad")
+    # every pad but the first, whose input is the mels (no gradient asked for); all of those
+    # pad an activated signal
+    assert training.count("MirrorPadGrad") + fused_gradients == len(pads) - 1 > 2
+    assert fused_gradients == (len(pads) - 1 if fused == "1" else 0)
+    assert not [name for op, name in traced if op == "StridedSliceGrad" and "reflect" in name]
+    inference = [op for op, _ in traced_op_types(model, mels, training=False)]
+    assert "MirrorPadGrad" not in inference and "TtsLeakyReflectPadGrad" not in inference

@@ -113,6 +113,43 @@ def reflect_pad(x, size, training=False):
     return pad_with_gradient(x)
 
 
+def pad_activated(pad, activation, x, training=False):
+    """``pad(activation(x), training=training)`` for a `TFReflectionPad1d` ``pad``.
+
+    In float32 training, for a LeakyReLU and reflect padding, one compiled op each way where
+    the compiled kernels are usable (`layers.kernels`, activated_pad.cc): TensorFlow writes
+    the activation, then copies it between the reflected edges, and its gradient is two passes
+    again (MirrorPadGrad, LeakyReluGrad). The same values and gradients, bit for bit. The
+    harness's MB-MelGAN generator step took 0.964 (quartiles 0.942-1.016) of the time with it
+    (ours against ours, 40 alternated pairs in one process, 2-core AMD EPYC Zen 5).
+
+    Args: x ``(B, T, C)`` (or rows ``(B, 1, T, C)``, which keep TensorFlow's ops), T > the padding.
+    Returns ``(B, T + 2 * pad.padding_size, C)``, like ``pad``.
+    """
+    if (training and pad.padding_size and pad.padding_type.upper() == "REFLECT" and len(x.shape) == 3
+            and isinstance(activation, tf.keras.layers.LeakyReLU) and activation.compute_dtype == "float32"
+            and kernels.usable(x)):
+        return kernels.ops().tts_leaky_reflect_pad(x, size=pad.padding_size, alpha=float(activation.alpha))
+    return pad(activation(x), training=training)
+
+
+@tf.RegisterGradient("TtsLeakyReflectPad")
+def _leaky_reflect_pad_gradient(op, upstream):
+    return kernels.ops().tts_leaky_reflect_pad_grad(
+        upstream, op.inputs[0], size=op.get_attr("size"), alpha=op.get_attr("alpha"))
+
+
+@tf.RegisterGradient("TtsLeakyReflectPadGrad")
+def _leaky_reflect_pad_gradient_gradient(op, upstream):
+    """The gradient op is linear in dy (LeakyReluGrad's slopes after MirrorPadGrad): d/d dy is the
+    reflect pad of the upstream times the slopes; x only picks the slopes, d/d x is zero, as for
+    TensorFlow's LeakyReluGrad. So second derivatives pass through it as through TensorFlow's ops."""
+    x = op.inputs[1]
+    size = op.get_attr("size")
+    sloped = tf.raw_ops.LeakyReluGrad(gradients=upstream, features=x, alpha=op.get_attr("alpha"))
+    return tf.pad(sloped, time_paddings(x, size, size), mode="REFLECT"), tf.zeros_like(x)
+
+
 class TFReflectionPad1d(tf.keras.layers.Layer):
     """Pad the time axis on both sides (reflect by default)."""
 
@@ -199,7 +236,7 @@ class TFResidualStack(_ResidualBlock):
         if keras_form(training, (self.dilated_conv, self.pointwise_conv, self.shortcut)):
             if len(x.shape) == 4:
                 return self._keras_form_on_rows(x, training)
-            padded = self.pad(self.activation(x), training=training)
+            padded = pad_activated(self.pad, self.activation, x, training)
             return self.shortcut(x) + self.pointwise_conv(self.activation(self.dilated_conv(padded)))
         if self._fusable() and kernels.usable(x):
             return self._fused(x)
@@ -272,9 +309,9 @@ class TFHifiResBlock(_ResidualBlock):
         if keras and len(x.shape) == 4:
             return self._keras_form_on_rows(x, training)
         for dilated_pad, dilated_conv, pad, conv in zip(self.dilated_pads, self.dilated_convs, self.pads, self.convs):
-            padded = dilated_pad(self.activation(x), training=training)
+            padded = pad_activated(dilated_pad, self.activation, x, training)
             if keras:
-                x = x + conv(pad(self.activation(dilated_conv(padded)), training=training))
+                x = x + conv(pad_activated(pad, self.activation, dilated_conv(padded), training))
             else:
                 y = fused_conv1d(dilated_conv, padded, activation=self.activation)
                 x = fused_conv1d(conv, pad(y, training=training), residual=x)

@@ -12,6 +12,7 @@ from tensorflow_tts.layers.residual_stack import (
     TFReflectionPad1d,
     fused_conv1d,
     make_activation,
+    pad_activated,
     seeded_initializer,
 )
 from tensorflow_tts.layers.upsample import TFConvTranspose1d
@@ -144,7 +145,7 @@ class BaseVocoderGenerator(ServableModel, tf.keras.Model):
             x = upsample(self.activation(x))
             for block in stage:
                 x = run_block(block, x, training=training, recompute=self.gradient_checkpointing)
-        x = self._conv(self.last_conv, self.last_pad(self.activation(x)), rows)
+        x = self._conv(self.last_conv, pad_activated(self.last_pad, self.activation, x, training), rows)
         if self.config.use_final_nolinear_activation:
             x = tf.math.tanh(x)
         return tf.squeeze(x, 1) if rows else x
