@@ -12,8 +12,8 @@ their quartiles (`alternation.paired_ratios`), and the largest difference betwee
 * ``vocoders``: Keras vocoders on ``--seconds`` of mel, as the model's own ``inference``
   runs them: those of `inference_rtf.py` (examples/*/conf, random weights) and
   ``mb_melgan_2_4_8``, the side-by-side comparison's headline MB-MelGAN (`roofline.py`'s);
-* ``gradients``: the kernel gradient of a conv (`layers.conv1d.kernel_gradient`: per-tap
-  matmuls) against the compiled one, at the MB-MelGAN generator step's shapes (8 items), its
+* ``gradients``: the kernel and bias gradients of a conv (`layers.conv1d.kernel_gradient`:
+  per-tap matmuls and a sum) against the compiled op, which gives both, at the MB-MelGAN generator step's shapes (8 items), its
   last conv's, the MelGAN discriminator's first conv's, and two wider convs that keep the
   matmuls (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`), with each form's GFLOP/s;
 * ``generator_step``: the side-by-side comparison's MB-MelGAN generator step (8 x 32 frames, L1
@@ -114,6 +114,11 @@ def run_vocoders(args):
         report(f"{name}, {args.seconds:g} s of mel", times, difference)
 
 
+def flat(weights, bias):
+    """The kernel's and the bias's gradients as one vector (for `alternate`'s difference)."""
+    return tf.concat([tf.reshape(weights, [-1]), bias], 0)
+
+
 def run_gradients(args, peak):
     for steps, in_channels, out_channels, taps, dilation in GRADIENT_SHAPES:
         shape = (taps, in_channels, out_channels)
@@ -121,11 +126,12 @@ def run_gradients(args, peak):
                                              dtype=args.dtype),
                   tf.random.stateless_normal([8, steps, out_channels], seed=[5, 7], dtype=args.dtype))
         os.environ[kernels.ENV_SWITCH] = "0"
-        functions = {"tensorflow ops": tf.function(lambda xs, shape=shape, d=dilation: kernel_gradient(*xs, shape, d))}
+        functions = {"tensorflow ops": tf.function(
+            lambda xs, shape=shape, d=dilation: flat(*kernel_gradient(*xs, shape, d, with_bias=True)))}
         functions["tensorflow ops"].get_concrete_function(inputs)
         os.environ.pop(kernels.ENV_SWITCH)
         functions["kernel"] = tf.function(
-            lambda xs, taps=taps, d=dilation: kernels.ops().tts_conv_kernel_gradient(*xs, taps=taps, dilation=d))
+            lambda xs, taps=taps, d=dilation: flat(*kernels.ops().tts_conv_kernel_gradient(*xs, taps=taps, dilation=d)))
         times, difference = alternate(functions, inputs, args.pairs)
         flop = 2 * 8 * steps * in_channels * out_channels * taps
         report(f"{args.dtype} kernel gradient, 8 x {steps} rows, {in_channels} -> {out_channels}, {taps} taps, "

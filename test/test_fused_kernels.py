@@ -167,11 +167,12 @@ def test_the_cache_key_follows_sources_tensorflow_and_compiler(monkeypatch, tmp_
 
 
 def kernel_gradients(switch, monkeypatch, x_padded, dy, kernel_shape, dilation):
-    """`kernel_gradient` traced with the compiled kernels switched on ("1") or off ("0"): its
-    value and whether the trace holds the compiled op."""
+    """`kernel_gradient` with the bias's, traced with the compiled kernels switched on ("1") or
+    off ("0"): the kernel's and the bias's values and whether the trace holds the compiled op."""
     monkeypatch.setenv(kernels.ENV_SWITCH, switch)
-    function = tf.function(lambda x, d: kernel_gradient(x, d, kernel_shape, dilation))
-    return function(x_padded, dy).numpy(), GRADIENT_OP in op_types(function, x_padded, dy)
+    function = tf.function(lambda x, d: kernel_gradient(x, d, kernel_shape, dilation, with_bias=True))
+    weights, bias = function(x_padded, dy)
+    return weights.numpy(), bias.numpy(), GRADIENT_OP in op_types(function, x_padded, dy)
 
 
 @needs_compiler
@@ -189,13 +190,18 @@ def test_the_compiled_kernel_gradient_gives_the_matmuls_values(batch, steps, in_
     x_padded = tf.random.stateless_normal([batch, steps + dilation * (taps - 1), in_channels], seed=[3, 1])
     dy = tf.random.stateless_normal([batch, steps, out_channels], seed=[3, 2])
     shape = (taps, in_channels, out_channels)
-    reference, reference_compiled = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
-    compiled, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    reference, reference_bias, reference_compiled = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
+    compiled, compiled_bias, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
     assert used and not reference_compiled
     assert compiled.shape == reference.shape == shape
     np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
-    again, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    exact_bias = dy.numpy().astype(np.float64).sum(axis=(0, 1))
+    assert compiled_bias.shape == reference_bias.shape == (out_channels,)
+    for bias in (reference_bias, compiled_bias):
+        np.testing.assert_allclose(bias, exact_bias, rtol=1e-5, atol=1e-5 * float(np.abs(exact_bias).max()))
+    again, again_bias, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
     np.testing.assert_array_equal(again, compiled)  # the threads' sums are added in a fixed order
+    np.testing.assert_array_equal(again_bias, compiled_bias)
 
 
 def exact_kernel_gradient(x_padded, dy, taps, dilation):
@@ -228,16 +234,19 @@ def test_the_compiled_kernel_gradient_sums_bfloat16_in_float32_and_rounds_once(
                                           dtype=tf.bfloat16)
     dy = tf.random.stateless_normal([batch, steps, out_channels], seed=[7, 2], dtype=tf.bfloat16)
     shape = (taps, in_channels, out_channels)
-    compiled, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
-    matmuls, matmuls_used = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
+    compiled, compiled_bias, used = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    matmuls, _, matmuls_used = kernel_gradients("0", monkeypatch, x_padded, dy, shape, dilation)
     assert used and not matmuls_used
     assert compiled.dtype == matmuls.dtype and compiled.shape == shape
     exact = exact_kernel_gradient(x_padded.numpy(), dy.numpy(), taps, dilation)
     assert_within_one_bfloat16_rounding(compiled, exact)
     np.testing.assert_allclose(compiled.astype(np.float32), matmuls.astype(np.float32), rtol=2.0**-7,
                                atol=1e-5 * float(np.abs(exact).max()))
-    again, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
+    assert compiled_bias.dtype == compiled.dtype
+    assert_within_one_bfloat16_rounding(compiled_bias, dy.numpy().astype(np.float64).sum(axis=(0, 1)))
+    again, again_bias, _ = kernel_gradients("1", monkeypatch, x_padded, dy, shape, dilation)
     np.testing.assert_array_equal(again, compiled)
+    np.testing.assert_array_equal(again_bias, compiled_bias)
 
 
 def compiler_has_bfloat16_instructions():
@@ -257,8 +266,8 @@ import tensorflow as tf
 from tensorflow_tts.layers import kernels
 x = tf.random.stateless_normal([3, 131 + 2 * 3, 48], seed=[9, 1], dtype=tf.bfloat16)
 dy = tf.random.stateless_normal([3, 131, 32], seed=[9, 2], dtype=tf.bfloat16)
-out = kernels.ops().tts_conv_kernel_gradient(x, dy, taps=3, dilation=3)
-for path, value in zip(sys.argv[1:], (out, x, dy)):
+out, bias = kernels.ops().tts_conv_kernel_gradient(x, dy, taps=3, dilation=3)
+for path, value in zip(sys.argv[1:], (out, bias, x, dy)):
     np.save(path, value.numpy().astype(np.float32))
 """
 
@@ -273,22 +282,25 @@ def test_without_bfloat16_instructions_the_kernel_gradient_widens_bfloat16_to_fl
     compiler.chmod(0o755)
     script = tmp_path / "check.py"
     script.write_text(WIDENED_CHECK)
-    files = [tmp_path / f"{name}.npy" for name in ("out", "x", "dy")]
+    files = [tmp_path / f"{name}.npy" for name in ("out", "bias", "x", "dy")]
     env = {**os.environ, "CXX": str(compiler), "TF_TTS_KERNEL_CACHE": str(tmp_path / "cache")}
     result = subprocess.run([sys.executable, str(script), *map(str, files)], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     assert calls.read_text().splitlines() == ["run"]  # built by the compiler without the instructions
-    out, x, dy = (np.load(path) for path in files)
-    assert out.shape == (3, 48, 32)
+    out, bias, x, dy = (np.load(path) for path in files)
+    assert out.shape == (3, 48, 32) and bias.shape == (32,)
     assert_within_one_bfloat16_rounding(out, exact_kernel_gradient(x, dy, 3, 3))
+    assert_within_one_bfloat16_rounding(bias, dy.astype(np.float64).sum(axis=(0, 1)))
 
 
 @needs_compiler
 def test_the_compiled_kernel_gradient_has_the_matmuls_gradients(monkeypatch):
-    """Second derivatives (a gradient penalty) pass through the compiled op as through the matmuls."""
+    """Second derivatives (a gradient penalty) pass through the compiled op, its bias gradient
+    included, as through the matmuls and the sum."""
     x_padded = tf.random.stateless_normal([2, 50 + 2 * 3, 16], seed=[6, 1])
     dy = tf.random.stateless_normal([2, 50, 32], seed=[6, 2])
     weights = tf.random.stateless_normal([3, 16, 32], seed=[6, 3])
+    bias_weights = tf.random.stateless_normal([32], seed=[6, 4])
     results = []
     for switch in ("0", "1"):
         monkeypatch.setenv(kernels.ENV_SWITCH, switch)
@@ -297,7 +309,8 @@ def test_the_compiled_kernel_gradient_has_the_matmuls_gradients(monkeypatch):
         def second(x, d):
             with tf.GradientTape() as tape:
                 tape.watch([x, d])
-                value = tf.reduce_sum(weights * kernel_gradient(x, d, (3, 16, 32), 3))
+                kernel, bias = kernel_gradient(x, d, (3, 16, 32), 3, with_bias=True)
+                value = tf.reduce_sum(weights * kernel) + tf.reduce_sum(bias_weights * bias)
             return tape.gradient(value, [x, d])
 
         assert (GRADIENT_OP in op_types(second, x_padded, dy)) == (switch == "1")
@@ -364,6 +377,48 @@ def test_under_mixed_bfloat16_narrow_convs_train_with_the_compiled_kernel_gradie
     assert gradients["1"].dtype == np.float32  # the float32 variable's gradient
     scale = float(np.abs(gradients["0"]).max())
     np.testing.assert_allclose(gradients["1"], gradients["0"], rtol=2.0**-7, atol=1e-3 * scale)
+
+
+@needs_compiler
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_narrow_convs_take_the_bias_gradient_from_the_compiled_kernel_gradient(policy, monkeypatch):
+    """Where the compiled kernel gradient runs, `conv1d` adds the bias and the same op sums its
+    gradient: no pass of its own over dy; the outputs are Keras' bias_add's, bit for bit."""
+    x = tf.random.stateless_normal([2, 70, 48], seed=[11, 1])
+    weights = tf.random.stateless_normal([2, 70, 48], seed=[11, 2])
+    tf.keras.mixed_precision.set_global_policy(policy)
+    try:
+        layer = Conv1D(48, 3, dilation_rate=3, padding="same", kernel_initializer=tf.keras.initializers.GlorotNormal(7),
+                       bias_initializer=tf.keras.initializers.RandomNormal(seed=8))
+        layer(x)
+        results = {}
+        for switch in ("1", "0"):
+            monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+
+            @tf.function
+            def step(v):
+                with tf.GradientTape() as tape:
+                    y = tf.cast(layer(v), tf.float32)
+                    loss = tf.reduce_sum(weights * y)
+                return y, tape.gradient(loss, layer.bias)
+
+            types = op_types(step, x)
+            assert (GRADIENT_OP in types) == (switch == "1")
+            # TensorFlow's form: BiasAddGrad in float32, a reduce_sum in bfloat16 (`layers.bias`)
+            assert ("BiasAddGrad" in types) == (switch == "0" and policy == "float32")
+            results[switch] = [t.numpy() for t in step(x)]
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    np.testing.assert_array_equal(results["1"][0], results["0"][0])
+    dy = tf.cast(tf.cast(weights, tf.bfloat16), tf.float32) if policy == "mixed_bfloat16" else weights
+    exact = dy.numpy().astype(np.float64).sum(axis=(0, 1))
+    for switch, (_, bias_gradient) in results.items():
+        assert bias_gradient.dtype == np.float32  # the float32 variable's gradient
+        if policy == "float32":
+            np.testing.assert_allclose(bias_gradient, exact, rtol=1e-5, atol=1e-5 * float(np.abs(exact).max()),
+                                       err_msg=switch)
+        else:
+            assert_within_one_bfloat16_rounding(bias_gradient, exact)
 
 
 PAD_OP, PAD_GRADIENT_OP = "TtsLeakyReflectPad", "TtsLeakyReflectPadGrad"

@@ -50,7 +50,13 @@ class KerasConvBias:
             outputs = self._jit_compiled_convolution_op(inputs, tf.convert_to_tensor(self.kernel))
         else:
             outputs = self.convolution_op(inputs, self.kernel)
-        outputs = bias_add(outputs, self.bias)
+        if not self.convolution_takes_bias(inputs):
+            outputs = bias_add(outputs, self.bias)
         if not tf.executing_eagerly() and input_shape.rank:
             outputs.set_shape(self.compute_output_shape(input_shape))
         return outputs if self.activation is None else self.activation(outputs)
+
+    def convolution_takes_bias(self, inputs):
+        """Whether ``convolution_op(inputs, ...)`` adds the bias itself (a subclass whose conv takes
+        the bias gradient with the kernel's, `layers.conv1d.Conv1D`); here it does not."""
+        return False

@@ -42,7 +42,7 @@ def _same_padding(kernel_size, dilation=1):
     return total // 2, total - total // 2
 
 
-def conv1d(inputs, kernel, padding="VALID", dilation=1):
+def conv1d(inputs, kernel, padding="VALID", dilation=1, bias=None):
     """Stride-1 1-D convolution with forward-conv and matmul gradients.
 
     Args:
@@ -50,24 +50,30 @@ def conv1d(inputs, kernel, padding="VALID", dilation=1):
         kernel: (K, C_in, C_out).
         padding: "VALID" or "SAME".
         dilation: int >= 1, the spacing of the taps.
+        bias: None, or (C_out,) added to the result; its gradient comes from `kernel_gradient`
+            (with the compiled kernel, from the same pass over dy as the kernel's).
 
     Returns:
         (B, T_out, C_out): T_out = T for "SAME", T - dilation * (K - 1) for "VALID".
     """
 
     @tf.custom_gradient
-    def convolve(x, w):
+    def convolve(x, w, *biases):
         y = tf.nn.conv1d(x, w, stride=1, padding=padding, dilations=dilation)
+        if biases:
+            y = tf.nn.bias_add(y, biases[0])
 
         def gradient(dy):
             before, after = _same_padding(w.shape[0], dilation) if padding == "SAME" else (0, 0)
             x_padded = tf.pad(x, [[0, 0], [before, after], [0, 0]]) if before or after else x
-            return input_gradient(dy, w, before, after, dilation), kernel_gradient(x_padded, dy, w.shape, dilation)
+            weights = kernel_gradient(x_padded, dy, w.shape, dilation, with_bias=bool(biases))
+            return (input_gradient(dy, w, before, after, dilation), *(weights if biases else (weights,)))
 
         return y, gradient
 
     # A variable read inside a custom gradient would need its own gradient path: read it here.
-    return convolve(tf.convert_to_tensor(inputs), tf.convert_to_tensor(kernel))
+    biases = () if bias is None else (tf.convert_to_tensor(bias),)
+    return convolve(tf.convert_to_tensor(inputs), tf.convert_to_tensor(kernel), *biases)
 
 
 def input_gradient(dy, kernel, before, after, dilation=1):
@@ -97,19 +103,23 @@ def _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
 
 
 @tf.RegisterGradient("TtsConvKernelGradient")
-def _compiled_kernel_gradient_gradient(op, upstream):
+def _compiled_kernel_gradient_gradient(op, upstream, bias_upstream):
     """The compiled kernel gradient is linear in each input: d/d dy is the VALID conv of x_padded
-    with the upstream (K, C_in, C_out), d/d x_padded the input gradient of that conv; so second
-    derivatives (a gradient penalty) pass through it as through the matmuls."""
+    with the upstream (K, C_in, C_out) plus the bias gradient's upstream (C_out) at every step,
+    d/d x_padded the input gradient of that conv; so second derivatives (a gradient penalty)
+    pass through it as through the matmuls and the sum."""
     x_padded, dy = op.inputs
     dilation = op.get_attr("dilation")
     d_dy = tf.nn.conv1d(x_padded, upstream, stride=1, padding="VALID", dilations=dilation)
+    if bias_upstream is not None:
+        d_dy = tf.nn.bias_add(d_dy, bias_upstream)
     return input_gradient(dy, upstream, 0, 0, dilation), d_dy
 
 
-def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
+def kernel_gradient(x_padded, dy, kernel_shape, dilation=1, with_bias=False):
     """d loss / d kernel of a stride-1 conv: x_padded (B, T_out + dilation * (K - 1), C_in),
-    dy (B, T_out, C_out) -> (K, C_in, C_out).
+    dy (B, T_out, C_out) -> (K, C_in, C_out); ``with_bias``: also d loss / d bias (C_out,), dy
+    summed over b and t, as the pair (kernel's, bias's).
 
     Both tensors are flattened to rows, dy with dilation * (K - 1) zero rows after each
     sequence, so row b * P + t of both is position t of sequence b and a shift by a tap
@@ -128,7 +138,10 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
     """
     kernel_size, in_channels, out_channels = kernel_shape
     if _compiled_kernel_gradient_applies(dy, in_channels, out_channels):
-        return kernels.ops().tts_conv_kernel_gradient(x_padded, dy, taps=kernel_size, dilation=dilation)
+        weights, bias = kernels.ops().tts_conv_kernel_gradient(x_padded, dy, taps=kernel_size, dilation=dilation)
+        return (weights, bias) if with_bias else weights
+    if with_bias:  # tf.reduce_sum sums bfloat16 in float32 (`layers.bias`)
+        return kernel_gradient(x_padded, dy, kernel_shape, dilation), tf.reduce_sum(dy, axis=[0, 1])
     span = dilation * (kernel_size - 1)
     rows = tf.reshape(x_padded, [-1, in_channels])
     if span == 0:  # a 1-tap conv: the rows themselves
@@ -142,11 +155,22 @@ def kernel_gradient(x_padded, dy, kernel_shape, dilation=1):
 class Conv1D(KerasConvBias, tf.keras.layers.Conv1D):
     """tf.keras Conv1D (same arguments, weights, names and results) with `conv1d`'s faster
     gradients for stride-1, ungrouped convs; other convs are Keras' own. The bias is added by
-    `layers.bias.bias_add`, whose bias gradient stays accurate in bfloat16."""
+    `layers.bias.bias_add`, whose bias gradient stays accurate in bfloat16, or, where the
+    compiled kernel gradient runs, by `conv1d`, whose kernel gradient sums the bias's too."""
+
+    def _fast_form(self):
+        return self.groups == 1 and self.strides == (1,) and self.padding in ("valid", "same", "causal")
+
+    def convolution_takes_bias(self, inputs):
+        """Where the compiled kernel gradient runs, the bias goes into `conv1d`: its gradient then
+        comes out of the kernel gradient's pass over dy, not out of a BiasAddGrad's own pass."""
+        return (self.use_bias and self._fast_form()
+                and _compiled_kernel_gradient_applies(inputs, inputs.shape[-1], self.filters))
 
     def convolution_op(self, inputs, kernel):
-        if self.groups != 1 or self.strides != (1,) or self.padding not in ("valid", "same", "causal"):
+        if not self._fast_form():
             return super().convolution_op(inputs, kernel)
         # "causal": Keras has already padded the inputs on the left.
         padding = "SAME" if self.padding == "same" else "VALID"
-        return conv1d(inputs, kernel, padding, self.dilation_rate[0])
+        bias = self.bias if self.convolution_takes_bias(inputs) else None
+        return conv1d(inputs, kernel, padding, self.dilation_rate[0], bias=bias)
