@@ -62,12 +62,19 @@ inline void leaky_relu_gradient(const float* __restrict__ g, const float* __rest
   }
 }
 
-// work(begin, end) over the rows [0, rows) of a (B * steps, C) signal, shared out on
-// TensorFlow's CPU threads.
-template <typename Work>
-void for_rows(OpKernelContext* context, int64_t rows, int64_t cost_per_row, Work work) {
+// work(b, t, row, rows) over the rows of a (B * steps, C) signal (row = b * steps + t), shared out
+// on TensorFlow's CPU threads in runs: rows t .. t + rows of item b, at most run_at(t) of them.
+template <typename RunAt, typename Work>
+void for_runs(OpKernelContext* context, int64_t batch, int64_t steps, int64_t cost_per_row, RunAt run_at, Work work) {
   auto* threads = context->device()->tensorflow_cpu_worker_threads();
-  tensorflow::Shard(threads->num_threads, threads->workers, rows, cost_per_row, work);
+  tensorflow::Shard(threads->num_threads, threads->workers, batch * steps, cost_per_row,
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t row = begin, rows; row < end; row += rows) {
+                        const int64_t b = row / steps, t = row % steps;
+                        rows = std::min(end - row, run_at(t));
+                        work(b, t, row, rows);
+                      }
+                    });
 }
 
 // Reads the op's attributes and checks x's shape: (B, T, C) with T > size.
@@ -134,15 +141,10 @@ class TtsLeakyReflectPadOp : public ActivatedPadOp {
     float* ys = output->flat<float>().data();
     const int64_t size = size_;
     const float alpha = alpha_;
-    for_rows(context, batch * padded, 4 * channels, [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin, rows; row < end; row += rows) {
-        const int64_t b = row / padded, t = row % padded;
-        // The middle's rows copy consecutive steps: one run of them at a time, an edge's row alone.
-        const bool middle = size <= t && t < size + steps;
-        rows = middle ? std::min(end - row, size + steps - t) : 1;
-        leaky_relu(xs + (b * steps + reflected(t, size, steps)) * channels, ys + row * channels, rows * channels,
-                   alpha);
-      }
+    // The middle's rows copy consecutive steps: one run of them at a time, an edge's row alone.
+    auto run_at = [&](int64_t t) { return size <= t && t < size + steps ? size + steps - t : 1; };
+    for_runs(context, batch, padded, 4 * channels, run_at, [&](int64_t b, int64_t t, int64_t row, int64_t rows) {
+      leaky_relu(xs + (b * steps + reflected(t, size, steps)) * channels, ys + row * channels, rows * channels, alpha);
     });
   }
 };
@@ -168,21 +170,17 @@ class TtsLeakyReflectPadGradOp : public ActivatedPadOp {
     float* dxs = output->flat<float>().data();
     const int64_t size = size_;
     const float alpha = alpha_;
-    for_rows(context, batch * steps, 5 * channels, [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin, rows; row < end; row += rows) {
-        const int64_t b = row / steps, s = row % steps;
-        const float* g = dys + (b * padded + s + size) * channels;  // the padded step that copied s
-        // The padded steps that reflect s: p - s on the left (1 <= s <= p), on the right
-        // 2 (T - 1) - s + p (T - 1 - p <= s <= T - 2). Steps between the two edges' reach
-        // are reflected nowhere: one run of them at a time, the others one row each.
-        const bool plain = size < s && s < steps - 1 - size;
-        rows = plain ? std::min(end - row, steps - 1 - size - s) : 1;
-        const float* left = 1 <= s && s <= size ? dys + (b * padded + size - s) * channels : nullptr;
-        const float* right = steps - 1 - size <= s && s <= steps - 2
-                                 ? dys + (b * padded + 2 * (steps - 1) - s + size) * channels
-                                 : nullptr;
-        leaky_relu_gradient(g, left, right, xs + row * channels, dxs + row * channels, rows * channels, alpha);
-      }
+    // The padded steps that reflect step s: p - s on the left (1 <= s <= p), on the right
+    // 2 (T - 1) - s + p (T - 1 - p <= s <= T - 2). Steps between the two edges' reach are
+    // reflected nowhere: one run of them at a time, the others one row each.
+    auto run_at = [&](int64_t s) { return size < s && s < steps - 1 - size ? steps - 1 - size - s : 1; };
+    for_runs(context, batch, steps, 5 * channels, run_at, [&](int64_t b, int64_t s, int64_t row, int64_t rows) {
+      const float* item = dys + b * padded * channels;
+      const float* left = 1 <= s && s <= size ? item + (size - s) * channels : nullptr;
+      const float* right = steps - 1 - size <= s && s <= steps - 2 ? item + (2 * (steps - 1) - s + size) * channels
+                                                                   : nullptr;
+      leaky_relu_gradient(item + (s + size) * channels, left, right, xs + row * channels, dxs + row * channels,
+                          rows * channels, alpha);
     });
   }
 };
