@@ -354,36 +354,11 @@ def test_narrow_convs_train_with_the_compiled_kernel_gradient_and_wide_ones_with
 
 
 @needs_compiler
-def test_under_mixed_bfloat16_narrow_convs_train_with_the_compiled_kernel_gradient(monkeypatch):
-    x = tf.random.stateless_normal([2, 70, 48], seed=[8, 1])
-    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        layer = Conv1D(48, 3, dilation_rate=3, padding="same", kernel_initializer=tf.keras.initializers.GlorotNormal(6))
-        layer(x)
-        gradients = {}
-        for switch in ("1", "0"):
-            monkeypatch.setenv(kernels.ENV_SWITCH, switch)
-
-            @tf.function
-            def step(v):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_sum(tf.square(tf.cast(layer(v), tf.float32)))
-                return tape.gradient(loss, layer.kernel)
-
-            assert (GRADIENT_OP in op_types(step, x)) == (switch == "1")
-            gradients[switch] = step(x).numpy()
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
-    assert gradients["1"].dtype == np.float32  # the float32 variable's gradient
-    scale = float(np.abs(gradients["0"]).max())
-    np.testing.assert_allclose(gradients["1"], gradients["0"], rtol=2.0**-7, atol=1e-3 * scale)
-
-
-@needs_compiler
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
-def test_narrow_convs_take_the_bias_gradient_from_the_compiled_kernel_gradient(policy, monkeypatch):
+def test_narrow_convs_train_with_the_compiled_kernel_and_bias_gradients(policy, monkeypatch):
     """Where the compiled kernel gradient runs, `conv1d` adds the bias and the same op sums its
-    gradient: no pass of its own over dy; the outputs are Keras' bias_add's, bit for bit."""
+    gradient: no pass of its own over dy; the outputs are Keras' bias_add's, bit for bit, and
+    under mixed_bfloat16 the kernel gradient is bfloat16's too."""
     x = tf.random.stateless_normal([2, 70, 48], seed=[11, 1])
     weights = tf.random.stateless_normal([2, 70, 48], seed=[11, 2])
     tf.keras.mixed_precision.set_global_policy(policy)
@@ -400,7 +375,7 @@ def test_narrow_convs_take_the_bias_gradient_from_the_compiled_kernel_gradient(p
                 with tf.GradientTape() as tape:
                     y = tf.cast(layer(v), tf.float32)
                     loss = tf.reduce_sum(weights * y)
-                return y, tape.gradient(loss, layer.bias)
+                return (y, *tape.gradient(loss, [layer.kernel, layer.bias]))
 
             types = op_types(step, x)
             assert (GRADIENT_OP in types) == (switch == "1")
@@ -409,16 +384,21 @@ def test_narrow_convs_take_the_bias_gradient_from_the_compiled_kernel_gradient(p
             results[switch] = [t.numpy() for t in step(x)]
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
-    np.testing.assert_array_equal(results["1"][0], results["0"][0])
+    (outputs, compiled_kernel, compiled_bias), (reference_outputs, reference_kernel, _) = results["1"], results["0"]
+    np.testing.assert_array_equal(outputs, reference_outputs)
+    assert compiled_kernel.dtype == compiled_bias.dtype == np.float32  # the float32 variables' gradients
+    scale = float(np.abs(reference_kernel).max())
+    if policy == "float32":
+        np.testing.assert_allclose(compiled_kernel, reference_kernel, rtol=1e-5, atol=1e-5 * scale)
+    else:
+        np.testing.assert_allclose(compiled_kernel, reference_kernel, rtol=2.0**-7, atol=1e-3 * scale)
     dy = tf.cast(tf.cast(weights, tf.bfloat16), tf.float32) if policy == "mixed_bfloat16" else weights
     exact = dy.numpy().astype(np.float64).sum(axis=(0, 1))
-    for switch, (_, bias_gradient) in results.items():
-        assert bias_gradient.dtype == np.float32  # the float32 variable's gradient
+    for switch, (_, _, bias) in results.items():
         if policy == "float32":
-            np.testing.assert_allclose(bias_gradient, exact, rtol=1e-5, atol=1e-5 * float(np.abs(exact).max()),
-                                       err_msg=switch)
+            np.testing.assert_allclose(bias, exact, rtol=1e-5, atol=1e-5 * float(np.abs(exact).max()), err_msg=switch)
         else:
-            assert_within_one_bfloat16_rounding(bias_gradient, exact)
+            assert_within_one_bfloat16_rounding(bias, exact)
 
 
 PAD_OP, PAD_GRADIENT_OP = "TtsLeakyReflectPad", "TtsLeakyReflectPadGrad"
