@@ -168,6 +168,8 @@ class Conv1D(KerasConvBias, tf.keras.layers.Conv1D):
                 and _compiled_kernel_gradient_applies(inputs, inputs.shape[-1], self.filters))
 
     def convolution_op(self, inputs, kernel):
+        """Keras' convolution of ``inputs`` with ``kernel``; where `convolution_takes_bias`, with the
+        layer's bias added too (`call` then adds none)."""
         if not self._fast_form():
             return super().convolution_op(inputs, kernel)
         # "causal": Keras has already padded the inputs on the left.
