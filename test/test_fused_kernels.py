@@ -401,6 +401,28 @@ def test_narrow_convs_train_with_the_compiled_kernel_and_bias_gradients(policy, 
             assert_within_one_bfloat16_rounding(bias, exact)
 
 
+@needs_compiler
+def test_a_narrow_conv_traced_for_any_channel_count_takes_its_bias_the_same_way(monkeypatch):
+    """An input signature may leave the channels unknown; the conv's channels come from its kernel."""
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    layer = Conv1D(48, 3, padding="same", bias_initializer=tf.keras.initializers.RandomNormal(seed=12))
+    x = tf.random.stateless_normal([2, 30, 48], seed=[12, 1])
+    expected = layer(x)
+    assert layer.convolution_takes_bias(x)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float32)])
+    def step(v):
+        with tf.GradientTape() as tape:
+            y = layer(v)
+            loss = tf.reduce_sum(tf.square(y))
+        return y, tape.gradient(loss, layer.bias)
+
+    y, bias_gradient = step(x)
+    np.testing.assert_array_equal(y.numpy(), expected.numpy())
+    assert "BiasAddGrad" not in op_types(step, x)
+    np.testing.assert_allclose(bias_gradient.numpy(), (2 * expected).numpy().sum(axis=(0, 1)), rtol=1e-5, atol=1e-4)
+
+
 PAD_OP, PAD_GRADIENT_OP = "TtsLeakyReflectPad", "TtsLeakyReflectPadGrad"
 
 

@@ -165,7 +165,7 @@ class Conv1D(KerasConvBias, tf.keras.layers.Conv1D):
         """Where the compiled kernel gradient runs, the bias goes into `conv1d`: its gradient then
         comes out of the kernel gradient's pass over dy, not out of a BiasAddGrad's own pass."""
         return (self.use_bias and self._fast_form()
-                and _compiled_kernel_gradient_applies(inputs, inputs.shape[-1], self.filters))
+                and _compiled_kernel_gradient_applies(inputs, self.kernel.shape[-2], self.filters))
 
     def convolution_op(self, inputs, kernel):
         """Keras' convolution of ``inputs`` with ``kernel``; where `convolution_takes_bias`, with the
