@@ -18,6 +18,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/util/work_sharder.h"
+#include "reflect.h"
 
 namespace {
 
@@ -27,14 +28,7 @@ using tensorflow::OpKernelContext;
 using tensorflow::Tensor;
 using tensorflow::shape_inference::DimensionHandle;
 using tensorflow::shape_inference::InferenceContext;
-
-// The time step of x that padded step t of a signal of `steps` steps reflects (edges not repeated).
-inline int64_t reflected(int64_t t, int64_t size, int64_t steps) {
-  int64_t source = t - size;
-  if (source < 0) source = -source;
-  if (source >= steps) source = 2 * (steps - 1) - source;
-  return source;
-}
+using tts_kernels::reflected;
 
 // TensorFlow's LeakyRelu of `count` values (a row, or a run of rows). The arguments are values
 // and restrict pointers, so the compiler knows no store changes alpha or the input, and

@@ -72,6 +72,15 @@ struct Ahead {
   }
 };
 
+// A float32 value, or a bfloat16 given as its 16 bits widened to float32 (exactly: the high half).
+inline float as_float(float value) { return value; }
+inline float as_float(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
 // The products' arithmetic: float32 rows, one multiply-add per row.
 struct FloatRows {
   using Element = float;
@@ -176,20 +185,11 @@ struct Problem {
   }
 
   // bias[j] += dy[t, j] over the chunk's rows t0 .. t0 + rows (float32, or bfloat16 as its 16 bits).
-  void add_bias(const float* dy, int t0, int rows, float* __restrict__ bias) const {
-    const float* __restrict__ d = dy + static_cast<int64_t>(t0) * out_channels;
+  template <typename E>
+  void add_bias(const E* dy, int t0, int rows, float* __restrict__ bias) const {
+    const E* __restrict__ d = dy + static_cast<int64_t>(t0) * out_channels;
     for (int r = 0; r < rows; ++r, d += out_channels)
-      for (int j = 0; j < out_channels; ++j) bias[j] += d[j];
-  }
-  void add_bias(const uint16_t* dy, int t0, int rows, float* __restrict__ bias) const {
-    const uint16_t* __restrict__ d = dy + static_cast<int64_t>(t0) * out_channels;
-    for (int r = 0; r < rows; ++r, d += out_channels)
-      for (int j = 0; j < out_channels; ++j) {
-        const uint32_t bits = static_cast<uint32_t>(d[j]) << 16;
-        float value;
-        std::memcpy(&value, &bits, sizeof value);
-        bias[j] += value;
-      }
+      for (int j = 0; j < out_channels; ++j) bias[j] += as_float(d[j]);
   }
 
   // float32: the rows in place.
@@ -255,10 +255,7 @@ struct Problem {
   }
 #else
   static void widen(const uint16_t* v, int64_t size, float* out) {
-    for (int64_t i = 0; i < size; ++i) {
-      const uint32_t bits = static_cast<uint32_t>(v[i]) << 16;
-      std::memcpy(out + i, &bits, sizeof bits);
-    }
+    for (int64_t i = 0; i < size; ++i) out[i] = as_float(v[i]);
   }
 #endif
 };

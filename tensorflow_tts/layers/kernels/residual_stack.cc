@@ -19,6 +19,7 @@
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/util/work_sharder.h"
+#include "reflect.h"
 #include "vectors.h"
 
 namespace {
@@ -169,10 +170,7 @@ class TtsResidualStackOp : public OpKernel {
         const int b = job / tiles, t0 = (job % tiles) * tile, rows = std::min(tile, steps - t0);
         const float* xb = xs + static_cast<int64_t>(b) * steps * channels;
         for (int r = 0; r < rows + 2 * pad; ++r) {
-          int source = t0 - pad + r;
-          if (source < 0) source = -source;                        // reflect, edge not repeated
-          if (source >= steps) source = 2 * (steps - 1) - source;
-          const float* in = xb + static_cast<int64_t>(source) * channels;
+          const float* in = xb + tts_kernels::reflected(t0 + r, pad, steps) * channels;
           float* row = padded.data() + static_cast<int64_t>(r) * channels;
           for (int c = 0; c < channels; c += kLanes) store(row + c, leaky_relu(load(in + c), alpha));
         }
