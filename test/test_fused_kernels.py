@@ -18,11 +18,12 @@ from tensorflow_tts.configs import MultiBandMelGANGeneratorConfig
 from tensorflow_tts.inference.export import export_saved_model
 from tensorflow_tts.inference.tflite import convert_model, operator_names
 from tensorflow_tts.layers import kernels
-from tensorflow_tts.layers.conv1d import Conv1D, kernel_gradient
+from tensorflow_tts.layers.conv1d import Conv1D, conv1d, flipped_kernel, kernel_gradient
 from tensorflow_tts.layers.residual_stack import TFReflectionPad1d, TFResidualStack, pad_activated
 from tensorflow_tts.models import TFMBMelGANGenerator
 
 OP = "TtsResidualStack"
+FLIP_OP = "TtsFlippedKernel"
 GRADIENT_OP = "TtsConvKernelGradient"
 
 needs_compiler = pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler to build the kernels")
@@ -84,12 +85,13 @@ def test_exports_hold_only_tensorflow_and_tflite_builtin_ops(tmp_path):
     vocoder = TFMBMelGANGenerator(config=MultiBandMelGANGeneratorConfig(filters=64, stacks=2, upsample_scales=[2, 4, 8]))
     vocoder.build_once()
     mels = tf.zeros([1, 20, 80])
-    assert OP in op_types(vocoder.inference, mels)  # the model's own traces use the kernel
+    assert {OP, FLIP_OP} <= op_types(vocoder.inference, mels)  # the model's own traces use the kernels
     export_saved_model(vocoder, tmp_path / "saved")
-    assert OP.encode() not in (tmp_path / "saved" / "saved_model.pb").read_bytes()
     tf.saved_model.save(vocoder, str(tmp_path / "keras"))
-    assert OP.encode() not in (tmp_path / "keras" / "saved_model.pb").read_bytes()
-    assert OP not in op_types(vocoder.inference_tflite)
+    for op in (OP, FLIP_OP):
+        assert op.encode() not in (tmp_path / "saved" / "saved_model.pb").read_bytes()
+        assert op.encode() not in (tmp_path / "keras" / "saved_model.pb").read_bytes()
+        assert op not in op_types(vocoder.inference_tflite)
     assert "CONV_2D" in operator_names(convert_model(vocoder))  # converts with builtin ops only
 
 
@@ -479,3 +481,60 @@ def test_the_activated_pad_runs_tensorflows_ops_where_the_kernel_does_not_apply(
     assert PAD_OP not in traced(leaky, tf.cast(x, tf.bfloat16))
     with pytest.raises(tf.errors.InvalidArgumentError, match="more time steps than the padding"):
         kernels.ops().tts_leaky_reflect_pad(x[:, :3], size=3, alpha=0.2)
+
+
+@needs_compiler
+@pytest.mark.parametrize("shape", [(3, 192, 192), (7, 80, 384), (1, 48, 4), (2, 17, 33), (1, 1, 1), (0, 3, 4), (2, 0, 5)])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16, tf.float16, tf.float64])
+def test_the_compiled_flip_gives_tensorflows_values_and_gradient_bit_for_bit(shape, dtype, monkeypatch):
+    kernel = tf.cast(tf.random.stateless_normal(shape, seed=[11, shape[1]]), dtype)
+    upstream = tf.cast(tf.random.stateless_normal([shape[0], shape[2], shape[1]], seed=[11, 2]), dtype)
+
+    def flip_and_gradient(k):
+        with tf.GradientTape() as tape:
+            tape.watch(k)
+            flipped = flipped_kernel(k)
+        return flipped, tape.gradient(flipped, k, output_gradients=upstream)
+
+    results = {}
+    for switch in ("0", "1"):
+        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+        run = tf.function(flip_and_gradient)
+        assert (FLIP_OP in op_types(run, kernel)) == (switch == "1")
+        results[switch] = [t.numpy() for t in run(kernel)]
+    reference = np.transpose(kernel.numpy()[::-1], [0, 2, 1])
+    np.testing.assert_array_equal(results["1"][0], reference)
+    for reference, compiled in zip(results["0"], results["1"]):
+        np.testing.assert_array_equal(compiled, reference)
+
+
+@needs_compiler
+def test_conv_input_gradients_and_the_upsamplers_kernels_flip_with_one_op(monkeypatch):
+    from tensorflow_tts.layers.upsample import TFConvTranspose1d
+
+    monkeypatch.setenv(kernels.ENV_SWITCH, "1")
+    x = tf.random.stateless_normal([2, 20, 16], seed=[12, 1])
+    kernel = tf.random.stateless_normal([3, 16, 8], seed=[12, 2])
+
+    def input_gradient(v):
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = conv1d(v, kernel, "SAME", dilation=2)
+        return tape.gradient(y, v)
+
+    def kernel_moves(function, *args):
+        """The op types that flip or transpose float tensors (not shapes) in function's graph."""
+        graph = tf.function(function).get_concrete_function(*args).graph
+        return {op.type for op in graph.get_operations()
+                if op.type in (FLIP_OP, "ReverseV2", "Transpose", "StridedSliceGrad") and op.outputs[0].dtype.is_floating}
+
+    assert kernel_moves(input_gradient, x) == {FLIP_OP}
+    upsampler = TFConvTranspose1d(8, 8, 4, initializer_seed=1)
+    upsampler(x)
+
+    def upsampler_step(v):
+        with tf.GradientTape() as tape:
+            y = upsampler(v)
+        return tape.gradient(y, upsampler.kernel)
+
+    assert kernel_moves(upsampler_step, x) == {FLIP_OP}  # the kernel's flip and its gradient's

@@ -85,13 +85,28 @@ def input_gradient(dy, kernel, before, after, dilation=1):
     its taps and transposed, which is a forward conv of the same dilation.
     """
     span = dilation * (kernel.shape[0] - 1)
-    flipped = tf.transpose(tf.reverse(kernel, axis=[0]), [0, 2, 1])[tf.newaxis]  # (1, K, C_out, C_in)
+    flipped = flipped_kernel(kernel)[tf.newaxis]  # (1, K, C_out, C_in)
     # The conv pads dy itself (explicit padding): no padded copy of dy is written first.
     dx = tf.nn.conv2d(
         dy[:, tf.newaxis], flipped, strides=1, dilations=[1, dilation],
         padding=[[0, 0], [0, 0], [span - before, span - after], [0, 0]],
     )
     return tf.squeeze(dx, 1)
+
+
+def flipped_kernel(kernel):
+    """``kernel`` (K, A, B) with its taps reversed and each tap transposed: (K, B, A),
+    ``out[K - 1 - k] = kernel[k]^T``. One compiled op where one is usable (`layers.kernels`,
+    flipped_kernel.cc), else TensorFlow's ReverseV2 and Transpose; the same values either way."""
+    if kernels.usable(kernel, dtypes=(tf.float32, tf.bfloat16, tf.float16, tf.float64)):
+        return kernels.ops().tts_flipped_kernel(kernel)
+    return tf.transpose(tf.reverse(kernel, axis=[0]), [0, 2, 1])
+
+
+@tf.RegisterGradient("TtsFlippedKernel")
+def _flipped_kernel_gradient(op, upstream):
+    """The flip permutes values: its adjoint is its inverse, the same flip of the (K, B, A) upstream."""
+    return flipped_kernel(upstream)
 
 
 def _compiled_kernel_gradient_applies(dy, in_channels, out_channels):

@@ -86,8 +86,8 @@ class TFPQMF(tf.keras.layers.Layer):
         # Filtering the zero-inserted bands (scaled by subbands) with synthesis_filter is a
         # transposed conv of stride subbands whose kernel is that filter reversed in time.
         self.synthesis_transposed = tf.constant(
-            self.subbands * synthesis.T[::-1, :, np.newaxis], dtype=tf.float32
-        )  # (taps + 1, subbands, 1)
+            self.subbands * synthesis.T[::-1, np.newaxis, :], dtype=tf.float32
+        )  # (taps + 1, 1, subbands): conv_transpose1d's layout (K, C_out, C_in)
 
     def _pad(self, x):
         half = self.taps // 2

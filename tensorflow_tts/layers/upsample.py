@@ -13,33 +13,31 @@ import math
 import tensorflow as tf
 
 from tensorflow_tts.layers.bias import bias_add
-from tensorflow_tts.layers.conv1d import Conv1D, conv1d
+from tensorflow_tts.layers.conv1d import Conv1D, conv1d, flipped_kernel
 from tensorflow_tts.layers.hyperparameters import HyperParameterConfig
 from tensorflow_tts.layers.residual_stack import make_activation, seeded_initializer, time_paddings, time_slice
 from tensorflow_tts.layers.weight_norm import normalize_kernel
 
 
 def polyphase_kernel(kernel, strides):
-    """A transposed-conv kernel ``(K, C_in, C_out)`` -> the conv kernel ``(m, C_in, strides * C_out)``.
+    """A transposed-conv kernel ``(K, C_out, C_in)`` -> the conv kernel ``(m, C_in, strides * C_out)``.
 
     ``m = ceil(K / strides)``; the kernel is zero-padded to ``m * strides`` taps. Output
     channel ``r * C_out + o`` of the result computes phase ``r`` (sample ``q * strides + r``)
-    of output channel ``o``.
+    of output channel ``o``. Tap ``j * strides + r`` of the kernel is row block ``r`` of block
+    ``j`` in ``(m, strides * C_out, C_in)``, and block j multiplies input q - j for output block
+    q: the conv kernel is those blocks in reverse order, each transposed (`flipped_kernel`, one
+    pass over the kernel).
     """
-    taps, in_channels, out_channels = kernel.shape
+    taps, out_channels, in_channels = kernel.shape
     blocks = math.ceil(taps / strides)
     if blocks * strides != taps:
         kernel = tf.pad(kernel, [[0, blocks * strides - taps], [0, 0], [0, 0]])
-    kernel = tf.reshape(kernel, [blocks, strides, in_channels, out_channels])
-    # Block j of the kernel multiplies input q - j for output block q: reverse the block
-    # order so that a correlation (what conv1d computes) applies it.
-    kernel = tf.reverse(kernel, axis=[0])
-    kernel = tf.transpose(kernel, [0, 2, 1, 3])  # (m, C_in, strides, C_out)
-    return tf.reshape(kernel, [blocks, in_channels, strides * out_channels])
+    return flipped_kernel(tf.reshape(kernel, [blocks, strides * out_channels, in_channels]))
 
 
 def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
-    """``y[n] = sum_i x[i] @ kernel[n + pad_before - i * strides]`` for ``n < T * strides`` (+ bias).
+    """``y[n] = sum_i x[i] @ kernel[n + pad_before - i * strides]^T`` for ``n < T * strides`` (+ bias).
 
     That is a 1-D transposed convolution of stride ``strides`` with the first
     ``pad_before`` output samples cropped ("same" padding crops ``(K - strides) // 2``).
@@ -47,7 +45,8 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     Args:
         x: ``(B, T, C_in)``, or rows ``(B, 1, T, C_in)`` (the vocoders' inference layout,
             `residual_stack.fused_conv1d`).
-        kernel: ``(K, C_in, C_out)``, tap k applied at output offset k.
+        kernel: ``(K, C_out, C_in)``, tap k applied at output offset k (the layout of
+            TensorFlow's ``conv2d_transpose`` filters, without their width axis).
         strides: the upsampling factor.
         pad_before: output samples cropped at the start,
             ``0 <= pad_before <= (ceil(K / strides) - 1) * strides``.
@@ -56,7 +55,7 @@ def conv_transpose1d(x, kernel, strides, pad_before, bias=None):
     Returns:
         ``(B, T * strides, C_out)``, or rows ``(B, 1, T * strides, C_out)``.
     """
-    taps, _, out_channels = kernel.shape
+    taps, out_channels, _ = kernel.shape
     blocks = math.ceil(taps / strides)
     cropped = (blocks - 1) * strides  # samples computed beyond T * strides, cropped at both ends
     if not 0 <= pad_before <= cropped:
@@ -160,7 +159,7 @@ class TFConvTranspose1d(tf.keras.layers.Layer):
         kernel = self.kernel
         if self.is_weight_norm:
             kernel = normalize_kernel(kernel, self.g, output_axis=-2)
-        kernel = tf.transpose(kernel[:, 0], [0, 2, 1])  # (K, C_in, filters)
+        kernel = tf.reshape(kernel, [self.kernel_size, self.filters, -1])  # (K, filters, C_in)
         # conv2d_transpose's "same" padding crops (K - strides) // 2 samples at the start.
         pad_before = (self.kernel_size - self.strides) // 2
         return conv_transpose1d(x, kernel, self.strides, pad_before, bias=self.bias)
