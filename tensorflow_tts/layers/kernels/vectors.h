@@ -1,4 +1,4 @@
-// The vectors both kernels compute with: GCC's vector extensions, so the compiler picks the widest
+// The vectors the kernels compute with: GCC's vector extensions, so the compiler picks the widest
 // vectors of the CPU it is built on (-march=native) and splits them where the CPU's are narrower.
 #ifndef TENSORFLOW_TTS_KERNELS_VECTORS_H_
 #define TENSORFLOW_TTS_KERNELS_VECTORS_H_
