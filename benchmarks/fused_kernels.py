@@ -17,7 +17,11 @@ their quartiles (`alternation.paired_ratios`), and the largest difference betwee
   last conv's, the MelGAN discriminator's first conv's, and two wider convs that keep the
   matmuls (`COMPILED_KERNEL_GRADIENT_MAX_WEIGHTS`), with each form's GFLOP/s;
 * ``generator_step``: the side-by-side comparison's MB-MelGAN generator step (8 x 32 frames, L1
-  on the wave, Adam), one model traced with the kernels off and on.
+  on the wave, Adam), one model traced with the kernels off and on;
+* ``flips``: a conv kernel's flip (`layers.conv1d.flipped_kernel`: taps reversed, each tap
+  transposed; every conv's input gradient and the upsamplers' polyphase kernels) against
+  TensorFlow's ReverseV2 + Transpose, ``FLIPS_PER_CALL`` flips per call (the call's own cost
+  spread over them), at the generator step's kernel shapes and FastSpeech2's widest.
 
 ``--dtype bfloat16`` times the last two in bfloat16: the gradients' inputs cast to it, the
 generator step under a global ``mixed_bfloat16`` policy (the trainers' ``--mixed_precision 1``
@@ -27,6 +31,7 @@ on CPUs with bfloat16 instructions).
     python benchmarks/fused_kernels.py --parts vocoders --models mb_melgan_2_4_8 melgan_v1 --pairs 20
     python benchmarks/fused_kernels.py --parts gradients generator_step --pairs 40
     python benchmarks/fused_kernels.py --parts gradients generator_step --pairs 40 --dtype bfloat16
+    python benchmarks/fused_kernels.py --parts flips --pairs 30
 """
 
 import argparse
@@ -43,7 +48,7 @@ from alternation import alternated_times, paired_ratios
 from measure import print_machine
 from roofline import build_mb_melgan
 from tensorflow_tts.layers import kernels
-from tensorflow_tts.layers.conv1d import kernel_gradient
+from tensorflow_tts.layers.conv1d import flipped_kernel, kernel_gradient
 from tensorflow_tts.layers.residual_stack import TFResidualStack
 
 FORMS = {"tensorflow ops": "0", "kernel": "1"}
@@ -55,6 +60,10 @@ COMPARISON_VOCODER = "mb_melgan_2_4_8"
 GRADIENT_SHAPES = ((2048, 48, 48, 3, 1), (2048, 48, 48, 3, 27), (256, 96, 96, 3, 9), (64, 192, 192, 3, 3),
                    (2048, 48, 48, 1, 1), (2048, 48, 4, 7, 1), (8192, 1, 16, 15, 1), (128, 256, 256, 3, 3),
                    (64, 384, 384, 3, 1))
+# (K, A, B) kernels: the generator step's 3-tap and 1x1 convs at 192 and 48 channels, its first conv,
+# an upsampler's polyphase kernel, and FastSpeech2's FFN conv (384 -> 1536, 3 taps).
+FLIP_SHAPES = ((3, 192, 192), (1, 192, 192), (3, 48, 48), (7, 80, 384), (8, 384, 192), (3, 384, 1536))
+FLIPS_PER_CALL = 20
 
 
 def traced_forms(call, x):
@@ -173,10 +182,23 @@ def time_generator_step(args):
     print("    (the difference printed is the largest gradient difference relative to that gradient's largest value)")
 
 
+def run_flips(args):
+    for shape in FLIP_SHAPES:
+        kernel = tf.Variable(tf.random.stateless_normal(shape, seed=[9, 1]))
+
+        def flips(unused, kernel=kernel):
+            # Each flip of its own read of the variable (no common subexpression to merge); the
+            # first column of each flip summed, for `alternate`'s difference.
+            return tf.add_n([flipped_kernel(kernel.read_value())[:, 0] for _ in range(FLIPS_PER_CALL)])
+
+        times, difference = alternate(traced_forms(flips, tf.constant(0.0)), tf.constant(0.0), args.pairs)
+        report(f"kernel flip, {' x '.join(map(str, shape))}, {FLIPS_PER_CALL} per call", times, difference)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="*", default=["blocks", "vocoders"],
-                        choices=["blocks", "vocoders", "gradients", "generator_step"])
+                        choices=["blocks", "vocoders", "gradients", "generator_step", "flips"])
     parser.add_argument("--models", nargs="*", default=[COMPARISON_VOCODER, "mb_melgan_v1"],
                         choices=[COMPARISON_VOCODER, *VOCODERS])
     parser.add_argument("--seconds", type=float, default=10.0, help="audio length per vocoder call")
@@ -196,6 +218,8 @@ def main(argv=None):
         run_gradients(args, peak)
     if "generator_step" in args.parts:
         run_generator_step(args)
+    if "flips" in args.parts:
+        run_flips(args)
 
 
 if __name__ == "__main__":
