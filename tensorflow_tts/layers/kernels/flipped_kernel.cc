@@ -36,19 +36,31 @@ using tts_kernels::Vec;
 
 constexpr int64_t kTile = kLanes;  // a tile of kTile x kTile values is read by rows and written by columns
 // Kernels of at least this many values are flipped on more than one thread. On two threads
-// (AMD Zen 5) two took 0.87 of one's time at 8 x 384 x 192 values and 1.3-1.8x at 3 x 192 x 192
+// (AMD Zen 5) two took 0.86 of one's time at 8 x 384 x 192 values and 1.3-1.8x at 3 x 192 x 192
 // and 7 x 80 x 384, where handing the work over costs more than it saves.
 constexpr int64_t kShareFrom = int64_t{1} << 19;
+
+// Lane j of the result is lane Pick[j] of a's and b's lanes side by side (b's from kLanes on).
+// Clang and GCC 12 on have __builtin_shufflevector; GCC before 12 only __builtin_shuffle.
+template <size_t... Pick>
+inline Vec shuffle(Vec a, Vec b) {
+#if defined(__clang__)
+  return __builtin_shufflevector(a, b, Pick...);
+#else
+  typedef int Lanes __attribute__((vector_size(sizeof(Vec))));
+  return __builtin_shuffle(a, b, Lanes{static_cast<int>(Pick)...});
+#endif
+}
 
 // One step of a 16 x 16 transpose in registers: rows i and i + h (i & h == 0) swap their
 // off-diagonal h-blocks. After the steps for h = 8, 4, 2, 1, row j holds column j.
 template <size_t h, size_t... J>
 inline Vec low_blocks(Vec a, Vec b, std::index_sequence<J...>) {
-  return __builtin_shufflevector(a, b, ((J & h) == 0 ? J : kLanes + J - h)...);
+  return shuffle<((J & h) == 0 ? J : kLanes + J - h)...>(a, b);
 }
 template <size_t h, size_t... J>
 inline Vec high_blocks(Vec a, Vec b, std::index_sequence<J...>) {
-  return __builtin_shufflevector(a, b, ((J & h) == 0 ? J + h : kLanes + J)...);
+  return shuffle<((J & h) == 0 ? J + h : kLanes + J)...>(a, b);
 }
 template <size_t h>
 inline void swap_blocks(Vec* r) {
