@@ -37,6 +37,18 @@ def op_types(function, *args):
     return types
 
 
+def without_and_with(op, function, monkeypatch, *args):
+    """``function(*args)``'s outputs as numpy arrays, traced with the compiled kernels switched off
+    and then on, after checking that only the second trace holds ``op``."""
+    results = []
+    for switch in ("0", "1"):
+        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+        run = tf.function(function)
+        assert (op in op_types(run, *args)) == (switch == "1")
+        results.append([t.numpy() for t in run(*args)])
+    return results
+
+
 def both_forms(block, x, monkeypatch):
     """The block's inference output as TensorFlow ops and with the kernel, and the ops each traced."""
     outputs = []
@@ -303,21 +315,14 @@ def test_the_compiled_kernel_gradient_has_the_matmuls_gradients(monkeypatch):
     dy = tf.random.stateless_normal([2, 50, 32], seed=[6, 2])
     weights = tf.random.stateless_normal([3, 16, 32], seed=[6, 3])
     bias_weights = tf.random.stateless_normal([32], seed=[6, 4])
-    results = []
-    for switch in ("0", "1"):
-        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
+    def second(x, d):
+        with tf.GradientTape() as tape:
+            tape.watch([x, d])
+            kernel, bias = kernel_gradient(x, d, (3, 16, 32), 3, with_bias=True)
+            value = tf.reduce_sum(weights * kernel) + tf.reduce_sum(bias_weights * bias)
+        return tape.gradient(value, [x, d])
 
-        @tf.function
-        def second(x, d):
-            with tf.GradientTape() as tape:
-                tape.watch([x, d])
-                kernel, bias = kernel_gradient(x, d, (3, 16, 32), 3, with_bias=True)
-                value = tf.reduce_sum(weights * kernel) + tf.reduce_sum(bias_weights * bias)
-            return tape.gradient(value, [x, d])
-
-        assert (GRADIENT_OP in op_types(second, x_padded, dy)) == (switch == "1")
-        results.append([g.numpy() for g in second(x_padded, dy)])
-    for reference, compiled in zip(*results):
+    for reference, compiled in zip(*without_and_with(GRADIENT_OP, second, monkeypatch, x_padded, dy)):
         np.testing.assert_allclose(compiled, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
 
 
@@ -455,13 +460,9 @@ def test_the_compiled_activated_pad_gives_tensorflows_values_and_gradients_bit_f
     x = tf.random.stateless_normal([batch, steps, channels], seed=[9, steps])
     upstream = tf.random.stateless_normal([batch, steps + 2 * size, channels], seed=[9, 2])
     second = tf.random.stateless_normal([batch, steps, channels], seed=[9, 3])
-    results = {}
-    for switch in ("0", "1"):
-        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
-        run = tf.function(activated_pad_and_gradients)
-        assert (PAD_GRADIENT_OP in op_types(run, x, size, alpha, upstream, second)) == (switch == "1")
-        results[switch] = [t.numpy() for t in run(x, size, alpha, upstream, second)]
-    for name, reference, compiled in zip(["padded", "gradient", "second derivative"], results["0"], results["1"]):
+    results = without_and_with(PAD_GRADIENT_OP, activated_pad_and_gradients, monkeypatch, x, size, alpha, upstream,
+                               second)
+    for name, reference, compiled in zip(["padded", "gradient", "second derivative"], *results):
         np.testing.assert_array_equal(compiled, reference, err_msg=name)
 
 
@@ -496,15 +497,9 @@ def test_the_compiled_flip_gives_tensorflows_values_and_gradient_bit_for_bit(sha
             flipped = flipped_kernel(k)
         return flipped, tape.gradient(flipped, k, output_gradients=upstream)
 
-    results = {}
-    for switch in ("0", "1"):
-        monkeypatch.setenv(kernels.ENV_SWITCH, switch)
-        run = tf.function(flip_and_gradient)
-        assert (FLIP_OP in op_types(run, kernel)) == (switch == "1")
-        results[switch] = [t.numpy() for t in run(kernel)]
-    reference = np.transpose(kernel.numpy()[::-1], [0, 2, 1])
-    np.testing.assert_array_equal(results["1"][0], reference)
-    for reference, compiled in zip(results["0"], results["1"]):
+    tensorflow_ops, compiled_op = without_and_with(FLIP_OP, flip_and_gradient, monkeypatch, kernel)
+    np.testing.assert_array_equal(compiled_op[0], np.transpose(kernel.numpy()[::-1], [0, 2, 1]))
+    for reference, compiled in zip(tensorflow_ops, compiled_op):
         np.testing.assert_array_equal(compiled, reference)
 
 

@@ -5,15 +5,15 @@ residual stack in inference (``residual_stack.cc``: one pass where TensorFlow's 
 pass over the whole signal) and, in training, the kernel gradient of convs with few channels
 (``kernel_gradient.cc``, with their bias gradient, through `layers.conv1d`, in float32 and
 bfloat16), the vocoders' LeakyReLU + reflect pad with its gradient (``activated_pad.cc``,
-through `layers.residual_stack.pad_activated`, float32: one pass each way where TensorFlow
-makes two), and the flip of a conv kernel for its input gradient and for a transposed conv's
-polyphase form (``flipped_kernel.cc``, through `layers.conv1d.flipped_kernel`: one pass where
-TensorFlow makes a reverse and a transpose). The sources ship with the package and are compiled with the system's C++ compiler
-(``$CXX``, else ``g++``) against the installed TensorFlow on first use, into a cache folder
-keyed by the sources, the TensorFlow build, the compiler and the CPU (``$TF_TTS_KERNEL_CACHE``,
-else ``$XDG_CACHE_HOME/tensorflow_tts/kernels``, else ``~/.cache/tensorflow_tts/kernels``);
-later processes load the cached library, or, where the compiler failed, read why from the same
-folder instead of compiling again.
+through `layers.residual_stack.pad_activated`, float32: one pass each way where TensorFlow makes
+two), and the flip of a conv kernel for its input gradient and for a transposed conv's polyphase
+form (``flipped_kernel.cc``, through `layers.conv1d.flipped_kernel`: one pass where TensorFlow
+makes a reverse and a transpose). The sources ship with the package and are compiled with the
+system's C++ compiler (``$CXX``, else ``g++``) against the installed TensorFlow on first use,
+into a cache folder keyed by the sources, the TensorFlow build, the compiler and the CPU
+(``$TF_TTS_KERNEL_CACHE``, else ``$XDG_CACHE_HOME/tensorflow_tts/kernels``, else
+``~/.cache/tensorflow_tts/kernels``); later processes load the cached library, or, where the
+compiler failed, read why from the same folder instead of compiling again.
 
 Everything works without them: with no compiler, a failed build, a GPU, a precision the kernel
 lacks (the residual stack's and the activated pad's are float32 only), under XLA
